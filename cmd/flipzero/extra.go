@@ -1,0 +1,6 @@
+package main
+
+// extraCommands lists the subcommands beyond the game-rule tools.
+func extraCommands() []command {
+	return nil
+}

@@ -1,0 +1,132 @@
+// Command flipzero trains game-playing bots by self-play and plays them.
+// Run "flipzero help" for the subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdio stdio) error
+}
+
+// stdio is where a command reads and writes, so tests can run commands
+// in-process.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// usageError marks bad usage or bad input: exit status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+func commands() []command {
+	cmds := []command{
+		{"perft", "count the leaves of the game tree to a depth", runPerft},
+		{"moves", "list legal moves after move sequences read from standard input", runMoves},
+	}
+	cmds = append(cmds, extraCommands()...)
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
+	return cmds
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr}))
+}
+
+// run runs one command line and returns the exit status.
+func run(ctx context.Context, args []string, io stdio) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		printHelp(io.out)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, args[1:], io)
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		default:
+			fmt.Fprintf(io.err, "flipzero %s: %v\n", c.name, oneLine(err))
+			var ue usageError
+			if errors.As(err, &ue) {
+				return 2
+			}
+			return 1
+		}
+	}
+	fmt.Fprintf(io.err, "flipzero: unknown command %q (run \"flipzero help\")\n", args[0])
+	return 2
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintln(w, "flipzero trains game-playing bots by self-play (AlphaZero-style) and plays them.")
+	fmt.Fprintln(w, "\nUsage: flipzero <command> [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun \"flipzero <command> --help\" for a command's flags.")
+}
+
+// flagSet is a flag.FlagSet whose errors are returned, not printed and
+// exited on, and whose --help prints the usage to standard output.
+type flagSet struct {
+	*flag.FlagSet
+	usage string
+	out   io.Writer
+}
+
+func newFlags(name, usage string, out io.Writer) *flagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{fs, usage, out}
+}
+
+// parseFlags parses args; --help prints the usage and returns flag.ErrHelp.
+func parseFlags(fs *flagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(fs.out, "Usage: flipzero %s\n\nFlags:\n", fs.usage)
+			fs.SetOutput(fs.out)
+			fs.PrintDefaults()
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// runCLI runs a command line in-process and returns its exit status,
+// standard output and standard error.
+func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), args, stdio{strings.NewReader(stdin), &out, &errOut})
+	return code, out.String(), errOut.String()
+}
+
+func TestPerftTicTacToe(t *testing.T) {
+	code, out, _ := runCLI(t, "", "perft", "--game", "tictactoe", "--depth", "9")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 9 {
+		t.Fatalf("%d lines, want 9:\n%s", len(lines), out)
+	}
+	if !strings.HasPrefix(lines[8], "9 255168 ") {
+		t.Errorf("ninth line %q, want 9 255168 <seconds>", lines[8])
+	}
+	if f := strings.Fields(lines[0]); len(f) != 3 || f[0] != "1" || f[1] != "9" {
+		t.Errorf("first line %q", lines[0])
+	}
+}
+
+func TestMovesTicTacToe(t *testing.T) {
+	code, out, _ := runCLI(t, "\na1;b1\na1;a1\na1;b1;a2;b2;a3\nzz\n", "moves", "--game", "tictactoe")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	want := []string{
+		"a1;a2;a3;b1;b2;b3;c1;c2;c3",
+		"a2;a3;b2;b3;c1;c2;c3",
+		"error: ",
+		"over black",
+		"error: ",
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) || (w != "error: " && lines[i] != w) {
+			t.Errorf("line %d: %q, want %q", i+1, lines[i], w)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := [][]string{
+		{"perft", "--game", "chess", "--depth", "2"},
+		{"perft", "--game", "tictactoe"},
+		{"perft", "--game", "tictactoe", "--depth", "x"},
+		{"perft", "--game", "tictactoe", "--depth", "2", "--moves", "a1;a1"},
+		{"perft", "--nonsense"},
+		{"moves"},
+		{"moves", "--game", "nope"},
+		{"no-such-command"},
+	}
+	for _, args := range tests {
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+		if strings.Count(errOut, "\n") != 1 || out != "" {
+			t.Errorf("%v: want one line on standard error and nothing on standard output, got %q / %q", args, errOut, out)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"perft", "--help"}, {"moves", "-h"}} {
+		code, out, _ := runCLI(t, "", args...)
+		if code != 0 || !strings.Contains(out, "Usage") && !strings.Contains(out, "Commands") {
+			t.Errorf("%v: exit %d, output %q", args, code, out)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package envtest
+
+import (
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/tictactoe"
+)
+
+// brokenGame is tic-tac-toe with one wrong symmetry: it claims that
+// rotating the board leaves the actions where they were.
+type brokenGame struct{ tictactoe.Game }
+
+func (brokenGame) Symmetries() []env.Symmetry {
+	syms := append([]env.Symmetry(nil), tictactoe.Game{}.Symmetries()...)
+	identity := syms[0].Action
+	syms[1] = env.Symmetry{Name: "rot90-wrong-actions", Cell: syms[1].Cell, Action: identity}
+	return syms
+}
+
+// brokenCells has a symmetry whose cell map disagrees with its action map.
+type brokenCells struct{ tictactoe.Game }
+
+func (brokenCells) Symmetries() []env.Symmetry {
+	syms := append([]env.Symmetry(nil), tictactoe.Game{}.Symmetries()...)
+	syms[2] = env.Symmetry{Name: "rot180-wrong-cells", Cell: syms[4].Cell, Action: syms[2].Action}
+	return syms
+}
+
+// notPermutation maps two actions to one.
+type notPermutation struct{ tictactoe.Game }
+
+func (notPermutation) Symmetries() []env.Symmetry {
+	syms := append([]env.Symmetry(nil), tictactoe.Game{}.Symmetries()...)
+	bad := append([]int(nil), syms[1].Action...)
+	bad[0] = bad[1]
+	syms[1] = env.Symmetry{Name: "broken", Cell: syms[1].Cell, Action: bad}
+	return syms
+}
+
+func TestSuiteCatchesWrongSymmetries(t *testing.T) {
+	opts := Options{Positions: 50}
+	for _, g := range []env.Game{brokenGame{}, brokenCells{}, notPermutation{}} {
+		if err := CheckSymmetries(g, opts); err == nil {
+			t.Errorf("%T: the symmetry check passed a broken game", g)
+		} else {
+			t.Logf("%T: %v", g, err)
+		}
+	}
+	if err := CheckSymmetries(tictactoe.Game{}, opts); err != nil {
+		t.Errorf("the real game fails: %v", err)
+	}
+}
+
+// badNotation prints actions in a form it cannot read back.
+type badNotation struct{ tictactoe.Game }
+
+func (badNotation) FormatAction(a int) string { return "cell" + tictactoe.Game{}.FormatAction(a) }
+
+func TestSuiteCatchesBadNotation(t *testing.T) {
+	if err := CheckNotation(badNotation{}, Options{Positions: 20}); err == nil {
+		t.Error("the notation check passed notation that does not parse back")
+	}
+}

@@ -1,0 +1,37 @@
+// Package games is the registry of every game flipzero knows, by name.
+package games
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/tictactoe"
+)
+
+// all builds the registry afresh on each call, so there is no shared
+// mutable table.
+func all() map[string]env.Game {
+	return map[string]env.Game{
+		"tictactoe": tictactoe.Game{},
+	}
+}
+
+// ByName returns the game registered as name.
+func ByName(name string) (env.Game, error) {
+	if g, ok := all()[name]; ok {
+		return g, nil
+	}
+	return nil, fmt.Errorf("unknown game %q (known: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Names lists the registered games in byte order.
+func Names() []string {
+	var names []string
+	for name := range all() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
