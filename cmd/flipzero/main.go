@@ -42,6 +42,7 @@ func commands() []command {
 	cmds := []command{
 		{"perft", "count the leaves of the game tree to a depth", runPerft},
 		{"moves", "list legal moves after move sequences read from standard input", runMoves},
+		{"bench", "measure speed: bench env|... --game G", runBench},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
