@@ -11,7 +11,7 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 )
 
-// perftDefaults are the perft positions the engine benchmarks use unless
+// perftDefault gives the perft position the engine benchmark uses unless
 // told otherwise: a depth that runs for a few seconds, from a position
 // with the game's typical branching.
 func perftDefault(game string) (moves string, depth int) {
