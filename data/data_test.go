@@ -1,0 +1,243 @@
+package data
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/envtest"
+	"github.com/flipzero/flipzero/env/tictactoe"
+)
+
+// sampleOf builds a sample from a position with a made-up policy that
+// differs per action, so that augmentation mistakes show.
+func sampleOf(s env.State) Sample {
+	g := s.Game()
+	planes, h, w := g.EncodedShape()
+	smp := Sample{Planes: make([]float32, planes*h*w), Outcome: 1, Weight: 1}
+	s.Encode(smp.Planes)
+	legal := s.LegalActions(nil)
+	total := 0
+	for _, a := range legal {
+		total += a + 1
+	}
+	for _, a := range legal {
+		smp.Legal = append(smp.Legal, int32(a))
+		smp.Policy = append(smp.Policy, float32(a+1)/float32(total))
+	}
+	return smp
+}
+
+func someSamples(t *testing.T, n int) []Sample {
+	t.Helper()
+	var out []Sample
+	for _, s := range envtest.RandomPositions(tictactoe.Game{}, 4*n, 1) {
+		if !s.Terminal() {
+			out = append(out, sampleOf(s))
+		}
+		if len(out) == n {
+			break
+		}
+	}
+	for i := range out {
+		out[i].Outcome = int8(i%3 - 1)
+		out[i].Weight = float32(i%4) / 2
+	}
+	return out
+}
+
+func TestShardRoundTrip(t *testing.T) {
+	g := tictactoe.Game{}
+	samples := someSamples(t, 200)
+	path := filepath.Join(t.TempDir(), "gen-000001.shard")
+	if err := WriteShard(path, g, samples); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadShard(path, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(samples) {
+		t.Fatalf("read %d samples, wrote %d", len(got), len(samples))
+	}
+	for i := range got {
+		a, b := got[i], samples[i]
+		if !slices.Equal(a.Planes, b.Planes) || !slices.Equal(a.Legal, b.Legal) || !slices.Equal(a.Policy, b.Policy) ||
+			a.Outcome != b.Outcome || a.Weight != b.Weight {
+			t.Fatalf("sample %d differs after the round trip", i)
+		}
+	}
+	if n, err := ShardSamples(path, g); err != nil || n != len(samples) {
+		t.Errorf("ShardSamples = %d, %v", n, err)
+	}
+}
+
+// otherGame is tic-tac-toe under another name, for foreign shards.
+type otherGame struct{ tictactoe.Game }
+
+func (otherGame) Name() string { return "othergame" }
+
+func TestShardDamage(t *testing.T) {
+	g := tictactoe.Game{}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "good.shard")
+	if err := WriteShard(path, g, someSamples(t, 50)); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(path)
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	flipped := slices.Clone(good)
+	flipped[len(flipped)-10] ^= 0x40
+	headerFlip := slices.Clone(good)
+	headerFlip[20] ^= 0x01
+	foreign := filepath.Join(dir, "foreign.shard")
+	if err := WriteShard(foreign, otherGame{}, someSamples(t, 5)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, path, want string
+	}{
+		{"flipped payload byte", write("a.shard", flipped), "checksum"},
+		{"flipped header byte", write("b.shard", headerFlip), ""},
+		{"truncated", write("c.shard", good[:len(good)-7]), "truncated"},
+		{"header only", write("d.shard", good[:15]), "header"},
+		{"empty", write("e.shard", nil), "header"},
+		{"not a shard", write("f.shard", []byte(strings.Repeat("hello world ", 10))), "magic"},
+		{"another game", foreign, "othergame"},
+	}
+	for _, tt := range tests {
+		_, err := ReadShard(tt.path, g)
+		if err == nil || !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want ErrCorrupt mentioning %q", tt.name, err, tt.want)
+		}
+		if err != nil && !strings.Contains(err.Error(), tt.path) {
+			t.Errorf("%s: error %q does not name the file", tt.name, err)
+		}
+	}
+}
+
+func TestWindowSize(t *testing.T) {
+	c := WindowConfig{Min: 1000, Alpha: 0.75, Beta: 0.4}
+	if got := c.Size(500); got != 500 {
+		t.Errorf("Size(500) = %d: below the minimum the window is everything", got)
+	}
+	if got := c.Size(1000); got != 1000 {
+		t.Errorf("Size(1000) = %d", got)
+	}
+	prev := 1000
+	for _, total := range []int{2000, 10000, 100000, 1000000} {
+		got := c.Size(total)
+		if got <= prev || got >= total {
+			t.Errorf("Size(%d) = %d: want growth, sublinear", total, got)
+		}
+		prev = got
+	}
+	// At 16× the minimum: 1000 * (1 + 0.4*(16^0.75-1)/0.75) = 1000*(1+0.4*7/0.75).
+	if got, want := c.Size(16000), 4733; got < want-1 || got > want+1 {
+		t.Errorf("Size(16000) = %d, want %d", got, want)
+	}
+	c.Max = 2000
+	if got := c.Size(1000000); got != 2000 {
+		t.Errorf("capped Size = %d, want 2000", got)
+	}
+}
+
+func TestReplaySamplesOnlyTheWindow(t *testing.T) {
+	r := NewReplay(WindowConfig{Min: 100, Alpha: 1, Beta: 0}, 0) // a fixed window of 100
+	for gen := 0; gen < 10; gen++ {
+		chunk := make([]Sample, 30)
+		for i := range chunk {
+			chunk[i].Weight = float32(gen*30 + i) // the sample's serial number
+		}
+		r.Add(chunk)
+	}
+	if r.Len() != 100 || r.Total() != 300 {
+		t.Fatalf("Len %d Total %d, want 100, 300", r.Len(), r.Total())
+	}
+	rng := rand.New(rand.NewPCG(1, 1))
+	seen := map[float32]bool{}
+	for i := 0; i < 5000; i++ {
+		s := r.Sample(rng)
+		if s.Weight < 200 {
+			t.Fatalf("sampled #%v, outside the newest 100", s.Weight)
+		}
+		seen[s.Weight] = true
+	}
+	if len(seen) != 100 {
+		t.Errorf("saw %d distinct samples of 100", len(seen))
+	}
+}
+
+func TestLoadReplaySkipsCorruptShards(t *testing.T) {
+	g := tictactoe.Game{}
+	dir := t.TempDir()
+	samples := someSamples(t, 40)
+	for i, name := range []string{"gen-000001.shard", "gen-000002.shard", "gen-000003.shard"} {
+		if err := WriteShard(filepath.Join(dir, name), g, samples[i*10:(i+1)*10]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bad := filepath.Join(dir, "gen-000002.shard")
+	b, _ := os.ReadFile(bad)
+	b[len(b)-3] ^= 0xff
+	os.WriteFile(bad, b, 0o644)
+	var reported []error
+	r, err := LoadReplay(dir, g, WindowConfig{Min: 1000}, func(err error) { reported = append(reported, err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reported) != 1 || !strings.Contains(reported[0].Error(), "gen-000002") {
+		t.Errorf("reported %v, want the damaged shard", reported)
+	}
+	if r.Len() != 20 {
+		t.Errorf("window holds %d samples, want the 20 of the good shards", r.Len())
+	}
+}
+
+func TestAugmentationMatchesTransformedPositions(t *testing.T) {
+	g := tictactoe.Game{}
+	aug := NewAugmenter(g)
+	var dst Sample
+	for _, s := range envtest.RandomPositions(g, 100, 3) {
+		if s.Terminal() {
+			continue
+		}
+		src := sampleOf(s)
+		for k := 0; k < aug.Symmetries(); k++ {
+			aug.Transform(&dst, &src, k)
+			// The transformed sample must be the sample of the transformed
+			// position, with each action keeping its policy value.
+			ts := s.Transformed(k)
+			want := Sample{Planes: make([]float32, len(src.Planes))}
+			ts.Encode(want.Planes)
+			if !slices.Equal(dst.Planes, want.Planes) {
+				t.Fatalf("symmetry %d: planes differ", k)
+			}
+			if got := ts.LegalActions(nil); len(got) != len(dst.Legal) {
+				t.Fatalf("symmetry %d: legal count differs", k)
+			}
+			for i, a := range dst.Legal {
+				if !ts.IsLegal(int(a)) || (i > 0 && dst.Legal[i-1] >= a) {
+					t.Fatalf("symmetry %d: legal actions wrong or unsorted: %v", k, dst.Legal)
+				}
+			}
+			for i, a := range src.Legal {
+				j := slices.Index(dst.Legal, int32(g.Symmetries()[k].Action[a]))
+				if j < 0 || dst.Policy[j] != src.Policy[i] {
+					t.Fatalf("symmetry %d: action %d lost its policy value", k, a)
+				}
+			}
+		}
+	}
+}

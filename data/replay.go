@@ -1,0 +1,147 @@
+package data
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/flipzero/flipzero/env"
+)
+
+// WindowConfig sizes the replay window as the run grows, KataGo's way: the
+// window holds the newest Size(total) samples, where total counts every
+// sample produced so far. It starts at Min and grows sublinearly, so early
+// samples from a weak network leave the window quickly while a long run
+// still trains on plenty of data.
+type WindowConfig struct {
+	Min   int     // samples the window holds at least (KataGo: 250,000)
+	Alpha float64 // growth exponent (KataGo: 0.75)
+	Beta  float64 // growth scale (KataGo: 0.4)
+	Max   int     // a hard cap, to bound memory (0: none)
+}
+
+// Size is the window for a run that has produced total samples.
+func (c WindowConfig) Size(total int) int {
+	if total <= c.Min || c.Min <= 0 {
+		return total
+	}
+	x := float64(total) / float64(c.Min)
+	size := float64(c.Min) * (1 + c.Beta*(math.Pow(x, c.Alpha)-1)/c.Alpha)
+	n := int(math.Min(size, float64(total)))
+	if c.Max > 0 && n > c.Max {
+		n = c.Max
+	}
+	return n
+}
+
+// Replay is the replay window: the newest samples of the run, in the order
+// they were produced.
+type Replay struct {
+	cfg    WindowConfig
+	chunks [][]Sample // oldest first
+	held   int        // samples in chunks
+	total  int        // samples produced over the run, evicted ones included
+}
+
+// NewReplay makes an empty window; total counts samples produced before
+// (e.g. in shards not loaded).
+func NewReplay(cfg WindowConfig, total int) *Replay {
+	return &Replay{cfg: cfg, total: total}
+}
+
+// Add appends newly produced samples and drops what falls out of the window.
+func (r *Replay) Add(samples []Sample) {
+	if len(samples) == 0 {
+		return
+	}
+	r.chunks = append(r.chunks, samples)
+	r.held += len(samples)
+	r.total += len(samples)
+	r.evict()
+}
+
+// addOld prepends samples produced before the ones held (loading a run
+// from disk newest first). It reports whether the window wants more.
+func (r *Replay) addOld(samples []Sample) bool {
+	r.chunks = append([][]Sample{samples}, r.chunks...)
+	r.held += len(samples)
+	r.evict()
+	return r.held < r.cfg.Size(r.total)
+}
+
+func (r *Replay) evict() {
+	want := r.cfg.Size(r.total)
+	for len(r.chunks) > 1 && r.held-len(r.chunks[0]) >= want {
+		r.held -= len(r.chunks[0])
+		r.chunks = r.chunks[1:]
+	}
+}
+
+// Len is the number of samples in the window.
+func (r *Replay) Len() int { return min(r.held, r.cfg.Size(r.total)) }
+
+// Total is the number of samples produced over the run.
+func (r *Replay) Total() int { return r.total }
+
+// Sample returns a sample drawn uniformly from the window.
+func (r *Replay) Sample(rng *rand.Rand) *Sample {
+	n := r.Len()
+	if n == 0 {
+		return nil
+	}
+	// Index from the newest end: the oldest held chunk may stick out of
+	// the window.
+	i := r.held - 1 - rng.IntN(n)
+	for _, c := range r.chunks {
+		if i < len(c) {
+			return &c[i]
+		}
+		i -= len(c)
+	}
+	panic("unreachable: index within held samples")
+}
+
+// LoadReplay fills a window from the shards (*.shard) in dir, newest
+// (by name) first. Shards that cannot be read are passed to report and
+// skipped: a damaged file costs its samples, never the run.
+func LoadReplay(dir string, g env.Game, cfg WindowConfig, report func(error)) (*Replay, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.shard"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	counts := make([]int, len(paths))
+	total := 0
+	for i, p := range paths {
+		n, err := ShardSamples(p, g)
+		if err != nil {
+			report(err)
+			counts[i] = -1
+			continue
+		}
+		counts[i] = n
+		total += n
+	}
+	r := NewReplay(cfg, 0)
+	r.total = total
+	for i := len(paths) - 1; i >= 0; i-- {
+		if counts[i] < 0 {
+			continue
+		}
+		samples, err := ReadShard(paths[i], g)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
+			report(err)
+			continue
+		}
+		if !r.addOld(samples) {
+			break
+		}
+	}
+	return r, nil
+}

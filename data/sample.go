@@ -1,0 +1,110 @@
+// Package data holds training samples: what self-play records for each
+// searched position, the shard files that keep them on disk (versioned,
+// compressed, checksummed, written atomically), the replay window over the
+// newest samples, and augmentation by the game's symmetries.
+package data
+
+import (
+	"fmt"
+
+	"github.com/flipzero/flipzero/env"
+)
+
+// Sample is one training position.
+type Sample struct {
+	// Planes is the position encoded from the mover's point of view
+	// (env.State.Encode).
+	Planes []float32
+	// Legal lists the legal actions in increasing order; Policy holds the
+	// search's visit distribution over them, in the same order.
+	Legal  []int32
+	Policy []float32
+	// Outcome is the game's final result for the mover: 1 win, 0 draw,
+	// -1 loss.
+	Outcome int8
+	// Weight scales the sample's loss (1 for an ordinary sample).
+	Weight float32
+}
+
+// Validate checks a sample against the game's shapes.
+func (s *Sample) Validate(g env.Game) error {
+	planes, h, w := g.EncodedShape()
+	if len(s.Planes) != planes*h*w {
+		return fmt.Errorf("sample has %d plane values, want %d", len(s.Planes), planes*h*w)
+	}
+	if len(s.Legal) == 0 || len(s.Legal) != len(s.Policy) {
+		return fmt.Errorf("sample has %d legal actions and %d policy entries", len(s.Legal), len(s.Policy))
+	}
+	prev := int32(-1)
+	for _, a := range s.Legal {
+		if a <= prev || int(a) >= g.ActionSpace() {
+			return fmt.Errorf("sample's legal actions out of order or range at %d", a)
+		}
+		prev = a
+	}
+	if s.Outcome < -1 || s.Outcome > 1 {
+		return fmt.Errorf("sample outcome %d out of range", s.Outcome)
+	}
+	if !(s.Weight >= 0) {
+		return fmt.Errorf("sample weight %v is not a non-negative number", s.Weight)
+	}
+	return nil
+}
+
+// Augmenter applies the game's symmetries to samples.
+type Augmenter struct {
+	syms      []env.Symmetry
+	planeSize int
+	order     []int // scratch for sorting transformed actions
+}
+
+// NewAugmenter prepares augmentation for g.
+func NewAugmenter(g env.Game) *Augmenter {
+	_, h, w := g.EncodedShape()
+	return &Augmenter{syms: g.Symmetries(), planeSize: h * w}
+}
+
+// Symmetries is how many symmetries there are to choose from.
+func (a *Augmenter) Symmetries() int { return len(a.syms) }
+
+// Transform writes into dst sample src under symmetry k, reusing dst's
+// slices. Legal actions stay sorted, and each keeps its policy value.
+func (a *Augmenter) Transform(dst, src *Sample, k int) {
+	sym := a.syms[k]
+	dst.Planes = resize(dst.Planes, len(src.Planes))
+	sym.TransformEncoding(dst.Planes, src.Planes, a.planeSize)
+	n := len(src.Legal)
+	dst.Legal = resizeInt32(dst.Legal, n)
+	dst.Policy = resize(dst.Policy, n)
+	a.order = a.order[:0]
+	for i := range src.Legal {
+		a.order = append(a.order, i)
+	}
+	// Insertion sort by transformed action: lists are short and mostly
+	// ordered already, and this allocates nothing.
+	for i := 1; i < n; i++ {
+		for j := i; j > 0 && sym.Action[src.Legal[a.order[j]]] < sym.Action[src.Legal[a.order[j-1]]]; j-- {
+			a.order[j], a.order[j-1] = a.order[j-1], a.order[j]
+		}
+	}
+	for i, from := range a.order {
+		dst.Legal[i] = int32(sym.Action[src.Legal[from]])
+		dst.Policy[i] = src.Policy[from]
+	}
+	dst.Outcome = src.Outcome
+	dst.Weight = src.Weight
+}
+
+func resize(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func resizeInt32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
