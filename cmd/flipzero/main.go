@@ -43,6 +43,7 @@ func commands() []command {
 		{"perft", "count the leaves of the game tree to a depth", runPerft},
 		{"moves", "list legal moves after move sequences read from standard input", runMoves},
 		{"bench", "measure speed: bench env|... --game G", runBench},
+		{"convert", "convert game records from other formats to flipzero's notation", runConvert},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
@@ -106,13 +107,15 @@ type flagSet struct {
 	*flag.FlagSet
 	usage string
 	out   io.Writer
+	// takesFiles lets arguments follow the flags.
+	takesFiles bool
 }
 
 func newFlags(name, usage string, out io.Writer) *flagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	return &flagSet{fs, usage, out}
+	return &flagSet{FlagSet: fs, usage: usage, out: out}
 }
 
 // parseFlags parses args; --help prints the usage and returns flag.ErrHelp.
@@ -126,7 +129,7 @@ func parseFlags(fs *flagSet, args []string) error {
 		}
 		return usageError{err}
 	}
-	if fs.NArg() > 0 {
+	if fs.NArg() > 0 && !fs.takesFiles {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
