@@ -274,10 +274,12 @@ func (s *State) LegalActions(buf []int) []int {
 		}
 		for m := playable; m != 0; m &= m - 1 {
 			sq := bits.TrailingZeros64(m)
-			for d := range dm {
-				if dm[d]>>sq&1 != 0 {
-					buf = append(buf, sq*numDirs+d)
-				}
+			// The directions of this square as the bits of a byte, so
+			// the loop below visits only the playable ones.
+			dirs := dm[0]>>sq&1 | dm[1]>>sq&1<<1 | dm[2]>>sq&1<<2 | dm[3]>>sq&1<<3 |
+				dm[4]>>sq&1<<4 | dm[5]>>sq&1<<5 | dm[6]>>sq&1<<6 | dm[7]>>sq&1<<7
+			for ; dirs != 0; dirs &= dirs - 1 {
+				buf = append(buf, sq*numDirs+bits.TrailingZeros64(dirs))
 			}
 		}
 		return buf
