@@ -18,7 +18,7 @@ const (
 	wthorMoves      = 60
 	// wthorMaxPrealloc bounds the records allocated on the header's word
 	// alone, since files come from elsewhere.
-	wthorMaxPrealloc = 1 << 16
+	wthorMaxPrealloc = 1 << 12
 )
 
 // RecordError is what is wrong with one record of a file; records are
