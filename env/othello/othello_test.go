@@ -24,13 +24,21 @@ func TestConformance(t *testing.T) {
 var startPerft = []uint64{4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288, 24571284, 212258800}
 
 func TestPerftStart(t *testing.T) {
-	deepest := len(startPerft)
+	checkStartPerft(t, 1, 9)
+}
+
+// TestPerftStartDeep takes about two seconds.
+func TestPerftStartDeep(t *testing.T) {
 	if testing.Short() {
-		deepest = 9
+		t.Skip("perft depths 10 and 11 take seconds; run without -short")
 	}
+	checkStartPerft(t, 10, 11)
+}
+
+func checkStartPerft(t *testing.T, from, to int) {
 	for _, g := range []env.Game{Reversi(), Othello()} {
 		s := g.NewState().(*State)
-		for d := 1; d <= deepest; d++ {
+		for d := from; d <= to; d++ {
 			if got := s.Perft(d); got != startPerft[d-1] {
 				t.Errorf("%s perft(%d) = %d, want %d", g.Name(), d, got, startPerft[d-1])
 			}
