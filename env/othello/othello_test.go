@@ -262,6 +262,38 @@ func TestTieReversiVersusOthello(t *testing.T) {
 	}
 }
 
+// TestReversiOthelloAgree replays random finished games under both rules:
+// the winner differs exactly when the game ends 32-32.
+func TestReversiOthelloAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	buf := make([]int, 0, Pass+1)
+	ties := 0
+	for game := 0; game < 3000; game++ {
+		o := Othello().NewState().(*State)
+		r := Reversi().NewState().(*State)
+		for !o.Terminal() {
+			legal := o.LegalActions(buf)
+			a := legal[rng.IntN(len(legal))]
+			o.Apply(a)
+			r.Apply(a)
+		}
+		if !r.Terminal() {
+			t.Fatalf("game %d over under othello but not under reversi", game)
+		}
+		black, white := o.Discs()
+		tie := black == white
+		if tie {
+			ties++
+		}
+		if (o.Winner() != r.Winner()) != tie {
+			t.Fatalf("game %d, %d-%d: othello winner %d, reversi winner %d", game, black, white, o.Winner(), r.Winner())
+		}
+	}
+	if ties == 0 {
+		t.Error("no tie in 3000 random games: the check above never saw the difference")
+	}
+}
+
 func TestResults(t *testing.T) {
 	// White is wiped out after 9 plies (13 discs to 0), the shortest
 	// possible game; found by a depth-first search.
