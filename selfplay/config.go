@@ -58,11 +58,13 @@ type SelfPlayConfig struct {
 	ConcurrentGames int `yaml:"concurrent_games"`
 	BatchSize       int `yaml:"batch_size"`
 	Workers         int `yaml:"workers"`
-	// Temperature applies to the first TemperatureMoves moves of a game,
-	// FinalTemperature after (0 picks the most visited move).
-	Temperature      float64 `yaml:"temperature"`
-	TemperatureMoves int     `yaml:"temperature_moves"`
-	FinalTemperature float64 `yaml:"final_temperature"`
+	// The move-choice temperature starts at Temperature and decays
+	// towards FinalTemperature, halving the gap every
+	// TemperatureHalfLife plies (KataGo's schedule; 0 picks the most
+	// visited move).
+	Temperature         float64 `yaml:"temperature"`
+	TemperatureHalfLife float64 `yaml:"temperature_half_life"`
+	FinalTemperature    float64 `yaml:"final_temperature"`
 	// A game is resigned when the mover's root value stays below
 	// ResignThreshold for ResignMoves consecutive moves; NoResignFraction
 	// of the games never resign, to measure false resignations.
@@ -174,7 +176,7 @@ func (c Config) Validate() error {
 		{"selfplay.batch_size", p.BatchSize >= 1 && p.BatchSize <= 1024, "must be 1..1024"},
 		{"selfplay.workers", p.Workers >= 0 && p.Workers <= 256, "must be 0..256 (0: one per core)"},
 		{"selfplay.temperature", p.Temperature >= 0 && p.Temperature <= 10, "must be in [0, 10]"},
-		{"selfplay.temperature_moves", p.TemperatureMoves >= 0, "must be 0 or more"},
+		{"selfplay.temperature_half_life", p.TemperatureHalfLife >= 0 && p.TemperatureHalfLife <= 1000, "must be in [0, 1000] plies"},
 		{"selfplay.final_temperature", p.FinalTemperature >= 0 && p.FinalTemperature <= 10, "must be in [0, 10]"},
 		{"selfplay.resign_threshold", p.ResignThreshold >= -1 && p.ResignThreshold <= 0, "must be in [-1, 0] (-1: never resign)"},
 		{"selfplay.resign_moves", p.ResignMoves >= 0, "must be 0 or more"},

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"sort"
 	"strings"
 
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/othello"
 )
 
 // recordReader reads the games of one file of a foreign format. It may
@@ -59,5 +62,24 @@ func runConvert(ctx context.Context, args []string, io stdio) error {
 
 // recordReaders are the formats convert reads.
 func recordReaders() map[string]recordReader {
-	return map[string]recordReader{}
+	return map[string]recordReader{
+		"wthor": readFileWith(othello.ReadWTHOR),
+	}
+}
+
+// readFileWith adapts a reader of one open file to a recordReader that
+// names the file in its errors.
+func readFileWith(read func(r io.Reader) ([]env.Record, error)) recordReader {
+	return func(path string) ([]env.Record, error) {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		records, err := read(bufio.NewReader(f))
+		if err != nil {
+			return records, fmt.Errorf("%s: %w", path, err)
+		}
+		return records, nil
+	}
 }
