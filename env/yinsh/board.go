@@ -13,9 +13,9 @@ const Points = 85
 // bitboard is a set of points: bit p of word p/64.
 type bitboard [2]uint64
 
-func (b bitboard) has(p int) bool        { return b[p>>6]>>(uint(p)&63)&1 != 0 }
-func (b *bitboard) set(p int)            { b[p>>6] |= 1 << (uint(p) & 63) }
-func (b *bitboard) clear(p int)          { b[p>>6] &^= 1 << (uint(p) & 63) }
+func (b bitboard) has(p int) bool         { return b[p>>6]>>(uint(p)&63)&1 != 0 }
+func (b *bitboard) set(p int)             { b[p>>6] |= 1 << (uint(p) & 63) }
+func (b *bitboard) clear(p int)           { b[p>>6] &^= 1 << (uint(p) & 63) }
 func (b bitboard) or(o bitboard) bitboard { return bitboard{b[0] | o[0], b[1] | o[1]} }
 func (b bitboard) and(o bitboard) bitboard {
 	return bitboard{b[0] & o[0], b[1] & o[1]}
@@ -23,8 +23,8 @@ func (b bitboard) and(o bitboard) bitboard {
 func (b bitboard) andNot(o bitboard) bitboard {
 	return bitboard{b[0] &^ o[0], b[1] &^ o[1]}
 }
-func (b bitboard) count() int    { return bits.OnesCount64(b[0]) + bits.OnesCount64(b[1]) }
-func (b bitboard) empty() bool   { return b[0]|b[1] == 0 }
+func (b bitboard) count() int  { return bits.OnesCount64(b[0]) + bits.OnesCount64(b[1]) }
+func (b bitboard) empty() bool { return b[0]|b[1] == 0 }
 func (b bitboard) covers(m bitboard) bool {
 	return b[0]&m[0] == m[0] && b[1]&m[1] == m[1]
 }

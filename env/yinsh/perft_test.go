@@ -41,3 +41,10 @@ func TestPerftRulesDoc(t *testing.T) {
 		}
 	}
 }
+
+func TestPerftDeepTmp(t *testing.T) {
+	s := play(t, Full(), midgame)
+	for d := 4; d <= 5; d++ {
+		t.Log(d, s.Perft(d))
+	}
+}

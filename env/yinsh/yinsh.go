@@ -10,11 +10,11 @@ import (
 
 // The action space: every decision is one index.
 const (
-	actPlace = 0                     // + point: place a ring
-	actMove  = actPlace + Points     // + ring move number (from, to)
-	actRow   = actMove + ringMoves   // + window: remove a row
-	actRing  = actRow + Windows      // + point: remove a ring
-	actPass  = actRing + Points      // pass
+	actPlace = 0                   // + point: place a ring
+	actMove  = actPlace + Points   // + ring move number (from, to)
+	actRow   = actMove + ringMoves // + window: remove a row
+	actRing  = actRow + Windows    // + point: remove a ring
+	actPass  = actRing + Points    // pass
 	// ActionCount is the size of the action space.
 	ActionCount = actPass + 1
 )
