@@ -8,13 +8,16 @@ import (
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/env/yinsh"
 )
 
 // all builds the registry afresh on each call, so there is no shared
 // mutable table.
 func all() map[string]env.Game {
 	return map[string]env.Game{
-		"tictactoe": tictactoe.Game{},
+		"tictactoe":   tictactoe.Game{},
+		"yinsh":       yinsh.Full(),
+		"yinsh-blitz": yinsh.Blitz(),
 	}
 }
 
