@@ -42,9 +42,47 @@ func TestPerftRulesDoc(t *testing.T) {
 	}
 }
 
-func TestPerftDeepTmp(t *testing.T) {
+// walk counts perft the slow way, through the env.State interface: every
+// leaf is listed by LegalActions and every inner node played with Apply on
+// a clone, so it shares nothing with Perft's ray walk and counting.
+func walk(s env.State, depth int, buf [][]int) uint64 {
+	if depth == 0 || s.Terminal() {
+		return 1
+	}
+	legal := s.LegalActions(buf[depth])
+	if depth == 1 {
+		return uint64(len(legal))
+	}
+	var n uint64
+	for _, a := range legal {
+		child := s.Clone()
+		child.Apply(a)
+		n += walk(child, depth-1, buf)
+	}
+	return n
+}
+
+// TestPerftDeep checks the midgame position at depths 4 and 5 with both
+// counters; depth 5 is the count the issue gives.
+func TestPerftDeep(t *testing.T) {
 	s := play(t, Full(), midgame)
-	for d := 4; d <= 5; d++ {
-		t.Log(d, s.Perft(d))
+	tests := []struct {
+		depth int
+		want  uint64
+	}{
+		{4, 2158351},
+		{5, 76794638},
+	}
+	buf := make([][]int, 6)
+	for i := range buf {
+		buf[i] = make([]int, 0, ActionCount)
+	}
+	for _, tt := range tests {
+		if got := s.Perft(tt.depth); got != tt.want {
+			t.Errorf("Perft(%d) = %d, want %d", tt.depth, got, tt.want)
+		}
+		if got := walk(s, tt.depth, buf); got != tt.want {
+			t.Errorf("walk(%d) = %d, want %d", tt.depth, got, tt.want)
+		}
 	}
 }
