@@ -43,6 +43,7 @@ func commands() []command {
 		{"perft", "count the leaves of the game tree to a depth", runPerft},
 		{"moves", "list legal moves after move sequences read from standard input", runMoves},
 		{"bench", "measure speed: bench env|... --game G", runBench},
+		{"analyze", "search a position and print the best action and each action's statistics", runAnalyze},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
