@@ -105,8 +105,8 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestNodeIsSmall(t *testing.T) {
-	if NodeBytes > 32 {
-		t.Errorf("a node takes %d bytes, want at most 32", NodeBytes)
+	if NodeBytes > 24 {
+		t.Errorf("a node takes %d bytes, want at most 24", NodeBytes)
 	}
 }
 

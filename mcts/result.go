@@ -46,7 +46,7 @@ func (t *Tree) Result(r *Result) {
 	}
 	r.Value = 0
 	if root.visits > 0 {
-		r.Value = float32(sign * root.valueSum / float64(root.visits))
+		r.Value = float32(sign * float64(root.valueSum) / float64(root.visits))
 	}
 	r.Children = r.Children[:0]
 	r.Policy = append(r.Policy[:0], make([]float32, t.game.ActionSpace())...)
@@ -58,7 +58,7 @@ func (t *Tree) Result(r *Result) {
 	for _, c := range t.nodes[root.first : root.first+int32(root.children)] {
 		v := float32(math.NaN())
 		if c.visits > 0 {
-			v = float32(sign * c.valueSum / float64(c.visits))
+			v = float32(sign * float64(c.valueSum) / float64(c.visits))
 		}
 		r.Children = append(r.Children, Child{Action: int(c.action), Visits: int(c.visits), Prior: c.prior, Value: v})
 		r.Playouts += int(c.visits)
