@@ -417,5 +417,6 @@ func (t *Tree) abandon() {
 	t.pending = 0
 }
 
-// forcedPlayouts reports whether this root's search uses forced playouts.
-func (t *Tree) forcedPlayouts() bool { return t.cfg.ForcedPlayouts && t.noised }
+// forcedPlayouts reports whether this root's search uses forced playouts:
+// only full searches, the ones with noise turned on, do.
+func (t *Tree) forcedPlayouts() bool { return t.cfg.ForcedPlayouts && t.noiseRNG != nil }
