@@ -148,9 +148,23 @@ func (b *Batcher) evaluate(actions int) error {
 // tree reuse) with one evaluator, in batches of the tree's LeavesPerTree:
 // the simple form for one game, as in analysis and matches.
 func (t *Tree) Search(ctx context.Context, eval Evaluator, playouts int) error {
-	b, err := NewBatcher(eval, t.cfg.LeavesPerTree)
-	if err != nil {
-		return err
+	if t.single == nil {
+		b, err := NewBatcher(eval, t.cfg.LeavesPerTree)
+		if err != nil {
+			return err
+		}
+		t.single = &singleSearch{batcher: b}
+		t.single.trees[0] = t
 	}
-	return b.Search(ctx, []*Tree{t}, []int{playouts})
+	t.single.batcher.eval = eval
+	t.single.playouts[0] = playouts
+	return t.single.batcher.Search(ctx, t.single.trees[:], t.single.playouts[:])
+}
+
+// singleSearch is the Batcher a tree keeps for its own searches, so that
+// searching move after move allocates nothing.
+type singleSearch struct {
+	batcher  *Batcher
+	trees    [1]*Tree
+	playouts [1]int
 }

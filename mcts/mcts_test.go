@@ -360,6 +360,27 @@ func TestSearchAllocatesNothing(t *testing.T) {
 	if allocs := testing.AllocsPerRun(5, playGame); allocs != 0 {
 		t.Errorf("a game of searches allocates %v times after warm-up", allocs)
 	}
+	// The same through the one-tree helper, with the rollout evaluator.
+	eval := newRollout(t, 9)
+	oneTree := func() {
+		tree := trees[0]
+		if err := tree.Reset(start); err != nil {
+			t.Fatal(err)
+		}
+		for !tree.Root().Terminal() {
+			if err := tree.Search(context.Background(), eval, 300); err != nil {
+				t.Fatal(err)
+			}
+			tree.Result(&r)
+			if err := tree.Advance(r.Best); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	oneTree()
+	if allocs := testing.AllocsPerRun(5, oneTree); allocs != 0 {
+		t.Errorf("a game of Tree.Search with rollouts allocates %v times after warm-up", allocs)
+	}
 }
 
 // With 64 searches and batches of 32, every batch is full but the last.

@@ -16,7 +16,8 @@
 // Nodes live in an arena: a slice of small structs, each node's children
 // contiguous, linked by indices. Advancing the root copies the kept subtree
 // into a second arena and swaps the two, so a game's memory is bounded by
-// its largest live tree and, after warm-up, the search allocates nothing.
+// twice its largest live tree and, after warm-up, the search allocates
+// nothing. Reset starts a new game in the same arenas.
 package mcts
 
 import (
@@ -106,6 +107,8 @@ type Tree struct {
 	noised      bool
 	cleanPriors []float32
 	noise       []float64
+
+	single *singleSearch
 }
 
 // NewTree starts a search at a copy of root, which must not be over.
