@@ -24,13 +24,21 @@ func TestConformance(t *testing.T) {
 var startPerft = []uint64{4, 12, 56, 244, 1396, 8200, 55092, 390216, 3005288, 24571284, 212258800}
 
 func TestPerftStart(t *testing.T) {
-	deepest := len(startPerft)
+	checkStartPerft(t, 1, 9)
+}
+
+// TestPerftStartDeep takes about two seconds.
+func TestPerftStartDeep(t *testing.T) {
 	if testing.Short() {
-		deepest = 9
+		t.Skip("perft depths 10 and 11 take seconds; run without -short")
 	}
+	checkStartPerft(t, 10, 11)
+}
+
+func checkStartPerft(t *testing.T, from, to int) {
 	for _, g := range []env.Game{Reversi(), Othello()} {
 		s := g.NewState().(*State)
-		for d := 1; d <= deepest; d++ {
+		for d := from; d <= to; d++ {
 			if got := s.Perft(d); got != startPerft[d-1] {
 				t.Errorf("%s perft(%d) = %d, want %d", g.Name(), d, got, startPerft[d-1])
 			}
@@ -251,6 +259,38 @@ func TestTieReversiVersusOthello(t *testing.T) {
 		if s.Winner() != tt.winner || env.ResultName(s) != tt.result {
 			t.Errorf("%s: winner %d (%s), want %d (%s)", tt.game.Name(), s.Winner(), env.ResultName(s), tt.winner, tt.result)
 		}
+	}
+}
+
+// TestReversiOthelloAgree replays random finished games under both rules:
+// the winner differs exactly when the game ends 32-32.
+func TestReversiOthelloAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 13))
+	buf := make([]int, 0, Pass+1)
+	ties := 0
+	for game := 0; game < 3000; game++ {
+		o := Othello().NewState().(*State)
+		r := Reversi().NewState().(*State)
+		for !o.Terminal() {
+			legal := o.LegalActions(buf)
+			a := legal[rng.IntN(len(legal))]
+			o.Apply(a)
+			r.Apply(a)
+		}
+		if !r.Terminal() {
+			t.Fatalf("game %d over under othello but not under reversi", game)
+		}
+		black, white := o.Discs()
+		tie := black == white
+		if tie {
+			ties++
+		}
+		if (o.Winner() != r.Winner()) != tie {
+			t.Fatalf("game %d, %d-%d: othello winner %d, reversi winner %d", game, black, white, o.Winner(), r.Winner())
+		}
+	}
+	if ties == 0 {
+		t.Error("no tie in 3000 random games: the check above never saw the difference")
 	}
 }
 

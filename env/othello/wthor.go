@@ -18,7 +18,7 @@ const (
 	wthorMoves      = 60
 	// wthorMaxPrealloc bounds the records allocated on the header's word
 	// alone, since files come from elsewhere.
-	wthorMaxPrealloc = 1 << 16
+	wthorMaxPrealloc = 1 << 12
 )
 
 // RecordError is what is wrong with one record of a file; records are
@@ -67,7 +67,7 @@ func (b BadRecords) Unwrap() []error {
 // file leaves out put back by replaying the game, and the outcome given
 // by the recorded black score (more than 32: black, less: white, 32:
 // draw) — also for the few records whose moves stop before the game is
-// over, which a caller can tell by replaying the moves.
+// over, which Replay tells.
 //
 // A bad record (a byte that is no square, an illegal move, an impossible
 // score) does not stop the reading: the good records are returned with a
@@ -169,4 +169,30 @@ func decodeWTHOR(raw *[wthorRecordSize]byte) (env.Record, error) {
 		outcome = "white"
 	}
 	return env.Record{Game: "othello", Moves: moves, Outcome: outcome}, nil
+}
+
+// Replay plays a record's moves from the start under the variant the
+// record names and returns the position they reach: a record whose moves
+// stop before the end of the game gives a position that is not Terminal.
+func Replay(rec env.Record) (*State, error) {
+	var g Game
+	switch rec.Game {
+	case "reversi":
+		g = Game{variantReversi}
+	case "othello":
+		g = Game{variantOthello}
+	case "reversi-single":
+		g = Game{variantSingle}
+	default:
+		return nil, fmt.Errorf("record of %q: not a game of this package", rec.Game)
+	}
+	s := NewState(g)
+	for i, text := range rec.Moves {
+		a, err := env.ParseLegal(&s, text)
+		if err != nil {
+			return nil, fmt.Errorf("move %d: %w", i+1, err)
+		}
+		s.Apply(a)
+	}
+	return &s, nil
 }

@@ -234,7 +234,7 @@ func TestWTHORDatabase(t *testing.T) {
 		}
 		for i, rec := range records {
 			games++
-			s, err := env.Play(Othello(), strings.Join(rec.Moves, ";"))
+			s, err := Replay(rec)
 			if err != nil {
 				t.Fatalf("%s record %d: %v", file, i+1, err)
 			}
@@ -246,7 +246,7 @@ func TestWTHORDatabase(t *testing.T) {
 				unfinished++
 				continue
 			}
-			if black, _ := s.(*State).FinalScore(); black != int(score) {
+			if black, _ := s.FinalScore(); black != int(score) {
 				t.Errorf("%s record %d: final score %d, recorded %d", file, i+1, black, score)
 			}
 			if env.ResultName(s) != rec.Outcome {
@@ -260,5 +260,34 @@ func TestWTHORDatabase(t *testing.T) {
 	}
 	if unfinished*100 > games {
 		t.Errorf("%d of %d games stop before the end: more than 1%%", unfinished, games)
+	}
+}
+
+func TestReplay(t *testing.T) {
+	tests := []struct {
+		rec      env.Record
+		terminal bool
+		err      string
+	}{
+		{env.Record{Game: "othello", Moves: []string{"d3", "c3", "b3", "d2", "e1", "d6", "d7", "e3", "f4"}}, true, ""},
+		{env.Record{Game: "reversi", Moves: []string{"f5", "d6"}}, false, ""},
+		{env.Record{Game: "reversi-single", Moves: []string{"f5:w", "d6:n"}}, false, ""},
+		{env.Record{Game: "othello", Moves: []string{"f5", "f5"}}, false, "move 2"},
+		{env.Record{Game: "yinsh", Moves: nil}, false, "yinsh"},
+	}
+	for _, tt := range tests {
+		s, err := Replay(tt.rec)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%v: error %v, want one saying %q", tt.rec, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", tt.rec, err)
+		}
+		if s.Terminal() != tt.terminal || s.Game().Name() != tt.rec.Game {
+			t.Errorf("%v: terminal %v game %s, want %v %s", tt.rec, s.Terminal(), s.Game().Name(), tt.terminal, tt.rec.Game)
+		}
 	}
 }
