@@ -67,6 +67,15 @@ type geometry struct {
 	moveFrom, moveTo [ringMoves]int8
 	moveID           [Points][Points]int16 // -1 where not on a line
 	between          [ringMoves]bitboard   // points strictly between from and to
+	// The moves from one point are numbered moveBase[from] onwards; the
+	// target ray[p][h][i] is move moveBase[p] + rayOffset[p][h][i]. Fewer
+	// than 64 moves leave each point, so a uint64 holds a ring's moves.
+	moveBase  [Points]int16
+	rayOffset [Points][6][10]uint8
+	// rayMask is the set of points of ray[p][h]; rayMoves their move bits,
+	// the moves along an empty ray.
+	rayMask  [Points][6]bitboard
+	rayMoves [Points][6]uint64
 
 	// Windows of 5 consecutive points on a line, numbered by their first
 	// (lowest) point, then heading.
@@ -157,6 +166,7 @@ func newGeometry() *geometry {
 				path.set(to)
 			}
 		}
+		g.moveBase[from] = int16(m)
 		targets.forEach(func(to int) {
 			g.moveFrom[m], g.moveTo[m] = int8(from), int8(to)
 			g.moveID[from][to] = int16(m)
@@ -166,6 +176,20 @@ func newGeometry() *geometry {
 	}
 	if m != ringMoves {
 		panic("yinsh: wrong number of ring moves")
+	}
+	for p := 0; p < Points; p++ {
+		for h := 0; h < 6; h++ {
+			for i := 0; i < int(g.rayLen[p][h]); i++ {
+				off := int(g.moveID[p][g.ray[p][h][i]]) - int(g.moveBase[p])
+				if off >= 64 {
+					panic("yinsh: 64 or more moves from one point")
+				}
+				g.rayOffset[p][h][i] = uint8(off)
+				q := int(g.ray[p][h][i])
+				g.rayMask[p][h].set(q)
+				g.rayMoves[p][h] |= 1 << off
+			}
+		}
 	}
 	w := 0
 	for p := 0; p < Points; p++ {

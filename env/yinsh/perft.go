@@ -13,12 +13,13 @@ func (s *State) Perft(depth int) uint64 {
 		return uint64(s.countActions())
 	}
 	var n uint64
+	var child State
 	switch s.phase {
 	case phasePlace:
 		free := allPoints.andNot(s.rings[0].or(s.rings[1]))
 		for w := 0; w < 2; w++ {
 			for x := free[w]; x != 0; x &= x - 1 {
-				child := *s
+				child = *s
 				child.place(w<<6 | bits.TrailingZeros64(x))
 				n += child.Perft(depth - 1)
 			}
@@ -29,7 +30,7 @@ func (s *State) Perft(depth int) uint64 {
 		m := s.markers[s.toMove]
 		for w := range geo.window {
 			if m.covers(geo.window[w]) {
-				child := *s
+				child = *s
 				child.removeRow(w)
 				n += child.Perft(depth - 1)
 			}
@@ -37,7 +38,7 @@ func (s *State) Perft(depth int) uint64 {
 	case phaseRemoveRing:
 		for w := 0; w < 2; w++ {
 			for x := s.rings[s.toMove][w]; x != 0; x &= x - 1 {
-				child := *s
+				child = *s
 				child.removeRing(w<<6 | bits.TrailingZeros64(x))
 				n += child.Perft(depth - 1)
 			}
@@ -46,43 +47,27 @@ func (s *State) Perft(depth int) uint64 {
 	return n
 }
 
-// perftMoves walks the rays of each ring as targets does, building the
-// mask of jumped points on the way instead of looking it up.
+// perftMoves plays each ring move on a copy of s.
 func (s *State) perftMoves(depth int) uint64 {
 	var n uint64
-	rings := s.rings[0].or(s.rings[1])
-	markers := s.markers[0].or(s.markers[1])
+	var child State
+	rings, markers := s.rings[0].or(s.rings[1]), s.markers[0].or(s.markers[1])
 	moved := false
 	for w := 0; w < 2; w++ {
 		for x := s.rings[s.toMove][w]; x != 0; x &= x - 1 {
 			from := w<<6 | bits.TrailingZeros64(x)
-			for h := 0; h < 6; h++ {
-				ray := &geo.ray[from][h]
-				var path bitboard
-				jumped := false
-				for i := int8(0); i < geo.rayLen[from][h]; i++ {
-					q := int(ray[i])
-					if rings.has(q) {
-						break
-					}
-					if markers.has(q) {
-						jumped = true
-						path.set(q)
-						continue
-					}
-					child := *s
-					child.move(from, q, path)
-					n += child.Perft(depth - 1)
-					moved = true
-					if jumped {
-						break
-					}
-				}
+			base := int(geo.moveBase[from])
+			for set := moveSet(from, rings, markers); set != 0; set &= set - 1 {
+				m := base + bits.TrailingZeros64(set)
+				child = *s
+				child.move(from, int(geo.moveTo[m]), geo.between[m])
+				n += child.Perft(depth - 1)
+				moved = true
 			}
 		}
 	}
 	if !moved {
-		child := *s
+		child = *s
 		child.pass()
 		n += child.Perft(depth - 1)
 	}

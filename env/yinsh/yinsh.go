@@ -138,10 +138,27 @@ func (s *State) occupied() bitboard {
 // targets is the set of points the ring at from can move to.
 func (s *State) targets(from int) bitboard {
 	var t bitboard
-	rings := s.rings[0].or(s.rings[1])
-	markers := s.markers[0].or(s.markers[1])
+	base := int(geo.moveBase[from])
+	for m := moveSet(from, s.rings[0].or(s.rings[1]), s.markers[0].or(s.markers[1])); m != 0; m &= m - 1 {
+		t.set(int(geo.moveTo[base+bits.TrailingZeros64(m)]))
+	}
+	return t
+}
+
+// moveSet is the set of moves of the ring at from, as bits numbered from
+// geo.moveBase[from]: the bit order is the order of the move numbers.
+// Along each ray the ring slides over empty points and over one group of
+// markers, stopping at the first empty point after the group; a ring
+// stops it.
+func moveSet(from int, rings, markers bitboard) uint64 {
+	var set uint64
+	occupied := rings.or(markers)
 	for h := 0; h < 6; h++ {
-		ray := &geo.ray[from][h]
+		if occupied.and(geo.rayMask[from][h]).empty() {
+			set |= geo.rayMoves[from][h]
+			continue
+		}
+		ray, offset := &geo.ray[from][h], &geo.rayOffset[from][h]
 		jumped := false
 		for i := int8(0); i < geo.rayLen[from][h]; i++ {
 			q := int(ray[i])
@@ -152,21 +169,22 @@ func (s *State) targets(from int) bitboard {
 				jumped = true
 				continue
 			}
-			t.set(q)
+			set |= 1 << offset[i]
 			if jumped {
 				break
 			}
 		}
 	}
-	return t
+	return set
 }
 
 // moveCount is the number of ring moves of player p.
 func (s *State) moveCount(p env.Player) int {
+	rings, markers := s.rings[0].or(s.rings[1]), s.markers[0].or(s.markers[1])
 	n := 0
 	for w := 0; w < 2; w++ {
 		for x := s.rings[p][w]; x != 0; x &= x - 1 {
-			n += s.targets(w<<6 | bits.TrailingZeros64(x)).count()
+			n += bits.OnesCount64(moveSet(w<<6|bits.TrailingZeros64(x), rings, markers))
 		}
 	}
 	return n
@@ -174,9 +192,10 @@ func (s *State) moveCount(p env.Player) int {
 
 // canMove reports whether player p has a ring move.
 func (s *State) canMove(p env.Player) bool {
+	rings, markers := s.rings[0].or(s.rings[1]), s.markers[0].or(s.markers[1])
 	for w := 0; w < 2; w++ {
 		for x := s.rings[p][w]; x != 0; x &= x - 1 {
-			if !s.targets(w<<6 | bits.TrailingZeros64(x)).empty() {
+			if moveSet(w<<6|bits.TrailingZeros64(x), rings, markers) != 0 {
 				return true
 			}
 		}
@@ -206,15 +225,14 @@ func (s *State) LegalActions(buf []int) []int {
 			}
 		}
 	case phaseMove:
+		rings := s.rings[0].or(s.rings[1])
+		markers := s.markers[0].or(s.markers[1])
 		for w := 0; w < 2; w++ {
 			for x := s.rings[s.toMove][w]; x != 0; x &= x - 1 {
 				from := w<<6 | bits.TrailingZeros64(x)
-				t := s.targets(from)
-				ids := &geo.moveID[from]
-				for tw := 0; tw < 2; tw++ {
-					for y := t[tw]; y != 0; y &= y - 1 {
-						buf = append(buf, actMove+int(ids[tw<<6|bits.TrailingZeros64(y)]))
-					}
+				base := actMove + int(geo.moveBase[from])
+				for m := moveSet(from, rings, markers); m != 0; m &= m - 1 {
+					buf = append(buf, base+bits.TrailingZeros64(m))
 				}
 			}
 		}
