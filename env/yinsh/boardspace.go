@@ -303,8 +303,9 @@ func (rp *replay) pickDrop(who env.Player, verb string, args []string) error {
 	case verb == "drop" && rp.pending && who == rp.pendingWho:
 		rp.ringTo = p
 		return nil
-	case verb == "pick" && rp.pending && who == rp.pendingWho && rp.ringTo >= 0:
-		// Taking back a drop: the ring is in hand again.
+	case verb == "pick" && rp.pending && who == rp.pendingWho && rp.ringTo >= 0 && (p == rp.ringFrom || p == rp.ringTo):
+		// Taking back a drop: the ring is in hand again. The records name
+		// the point the ring started from.
 		rp.ringTo = -1
 		return nil
 	}

@@ -101,3 +101,39 @@ func TestReadBoardspaceErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayPasses checks that a record that goes on with the other
+// player when the player to move cannot move gets the pass the rules
+// require, and that a blocked player's own move is refused.
+func TestReplayPasses(t *testing.T) {
+	blocked := position(t, Full(), "A2 B1", "A3 B2 B3 C1 C2", "", "", White)
+	blocked.removed[White] = 2
+	rp := &replay{game: Full().(Game), state: blocked}
+	if err := rp.play(Black, "M C2 D3"); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rp.moves, []string{"pass", "M C2 D3"}) {
+		t.Errorf("moves %v, want a pass first", rp.moves)
+	}
+	rp = &replay{game: Full().(Game), state: position(t, Full(), "A2 B1", "A3 B2 B3 C1 C2", "", "", White)}
+	if err := rp.play(White, "M A2 A4"); err == nil {
+		t.Error("a blocked ring moved")
+	}
+	// A drop taken back must name the ring's start or where it was dropped.
+	const record = "(;SU[yinsh];P0[place wr A 2];P1[place br A 3];P0[place wr B 1];P1[place br B 2];" +
+		"P0[place wr K 7];P1[place br B 3];P0[place wr K 8];P1[place br C 1];P0[place wr K 9];P1[place br C 2];" +
+		"P0[place w K 7];P0[drop board J 7];P0[pick board %s];P0[drop board I 7])"
+	for _, tt := range []struct {
+		picked string
+		ok     bool
+	}{{"K 7", true}, {"J 7", true}, {"E 5", false}} {
+		rec, err := ReadBoardspace(strings.NewReader(strings.Replace(record, "%s", tt.picked, 1)))
+		if (err == nil) != tt.ok {
+			t.Errorf("pick board %s: error %v, want ok=%v", tt.picked, err, tt.ok)
+			continue
+		}
+		if tt.ok && rec.Moves[len(rec.Moves)-1] != "M K7 I7" {
+			t.Errorf("pick board %s: last move %s, want M K7 I7", tt.picked, rec.Moves[len(rec.Moves)-1])
+		}
+	}
+}
