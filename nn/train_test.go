@@ -17,7 +17,6 @@ var tinyConfig = Config{Blocks: 1, Filters: 6, PolicyFilters: 2, ValueFilters: 1
 // randomBatch builds n samples from non-terminal positions of g: random
 // visit distributions over the legal actions and random outcomes.
 func randomBatch(g env.Game, n int, seed uint64) Batch {
-	rng := rand.New(rand.NewPCG(seed, 9))
 	// Distinct positions, so that a network can fit every target.
 	var states []env.State
 	seen := map[string]bool{}
@@ -27,7 +26,20 @@ func randomBatch(g env.Game, n int, seed uint64) Batch {
 			states = append(states, s)
 		}
 	}
-	A := g.ActionSpace()
+	return statesBatch(states, seed)
+}
+
+// fakeBatch is a batch of n random positions of a fake game.
+func fakeBatch(g fakeGame, n int, seed uint64) Batch {
+	return statesBatch(g.randomStates(n, seed), seed)
+}
+
+// statesBatch gives non-terminal states random visit distributions over
+// their legal actions, random outcomes and random weights.
+func statesBatch(states []env.State, seed uint64) Batch {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	n := len(states)
+	A := states[0].Game().ActionSpace()
 	b := Batch{
 		Inputs:  encodeAll(states),
 		Policy:  make([]float32, n*A),

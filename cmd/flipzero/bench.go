@@ -11,6 +11,7 @@ import (
 func benchTargets() map[string]func(ctx context.Context, args []string, io stdio) error {
 	return map[string]func(ctx context.Context, args []string, io stdio) error{
 		"env": runBenchEnv,
+		"nn":  runBenchNN,
 	}
 }
 
