@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/env/tictactoe"
 )
 
@@ -14,7 +15,10 @@ import (
 // mutable table.
 func all() map[string]env.Game {
 	return map[string]env.Game{
-		"tictactoe": tictactoe.Game{},
+		"tictactoe":      tictactoe.Game{},
+		"reversi":        othello.Reversi(),
+		"othello":        othello.Othello(),
+		"reversi-single": othello.Single(),
 	}
 }
 
