@@ -152,7 +152,8 @@ func (t *Trainer) Step(b Batch) (Losses, error) {
 	losses := Losses{Policy: policyLoss, Value: valueLoss, L2: t.cfg.WeightDecay * l2}
 	losses.Total = losses.Policy + losses.Value + losses.L2
 	if math.IsNaN(losses.Total) || math.IsInf(losses.Total, 0) {
-		return losses, fmt.Errorf("training step %d: loss is %g", t.steps+1, losses.Total)
+		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, L2 %g; weights left unchanged",
+			t.steps+1, losses.Policy, losses.Value, losses.L2)
 	}
 	lr, mu, decay := float32(t.cfg.LearningRate), float32(t.cfg.Momentum), float32(2*t.cfg.WeightDecay)
 	for i, p := range t.net.learnables {
@@ -324,9 +325,9 @@ func (t *Trainer) graph(n int) (*trainGraph, error) {
 	// no gradient, whatever the network says about them.
 	masked := do(func() (*G.Node, error) { return G.HadamardProd(gr.policy, mask) })
 	masked = do(func() (*G.Node, error) { return G.Add(masked, maskBias) })
-	logPolicy := do(func() (*G.Node, error) { return G.LogSoftMax(masked, 1) })
+	logPolicy := do(func() (*G.Node, error) { return logSoftmaxRows(masked) })
 	tg.policyLoss = do(func() (*G.Node, error) { return crossEntropy(policyTarget, logPolicy) })
-	logValue := do(func() (*G.Node, error) { return G.LogSoftMax(gr.value, 1) })
+	logValue := do(func() (*G.Node, error) { return logSoftmaxRows(gr.value) })
 	tg.valueLoss = do(func() (*G.Node, error) { return crossEntropy(valueTarget, logValue) })
 	cost := do(func() (*G.Node, error) { return G.Add(tg.policyLoss, tg.valueLoss) })
 	if chainErr != nil {
