@@ -4,10 +4,15 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/envtest"
+	"github.com/flipzero/flipzero/env/othello"
+
 	G "gorgonia.org/gorgonia"
 )
 
-// Speed benchmarks on the default network for Othello's shape. Run with
+// Speed benchmarks on the default networks for Othello and for YINSH's
+// shape. Run with
 // -benchmem: the evaluator allocates nothing per call.
 
 func BenchmarkMatMul(b *testing.B) {
@@ -27,32 +32,41 @@ func BenchmarkMatMul(b *testing.B) {
 }
 
 func BenchmarkEvaluate(b *testing.B) {
-	g := fakeOthello
-	net, err := New(g, DefaultConfig(g), 1)
-	if err != nil {
-		b.Fatal(err)
+	games := []struct {
+		game   env.Game
+		states func(n int) []env.State
+	}{
+		{othello.Othello(), func(n int) []env.State { return envtest.RandomPositions(othello.Othello(), n, 1) }},
+		{fakeYinsh, func(n int) []env.State { return fakeYinsh.randomStates(n, 1) }},
 	}
-	for _, batch := range []int{1, 8, 32, 128} {
-		b.Run(fmt.Sprintf("%s/batch%d", g.Name(), batch), func(b *testing.B) {
-			ev, _ := net.Fold().NewEvaluator(batch)
-			states := g.randomStates(batch, 1)
-			priors := make([]float32, batch*g.ActionSpace())
-			values := make([]float32, batch)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				if err := ev.Evaluate(states, priors, values); err != nil {
-					b.Fatal(err)
+	for _, tg := range games {
+		g := tg.game
+		net, err := New(g, DefaultConfig(g), 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, batch := range []int{1, 8, 32, 128} {
+			b.Run(fmt.Sprintf("%s/batch%d", g.Name(), batch), func(b *testing.B) {
+				ev, _ := net.Fold().NewEvaluator(batch)
+				states := tg.states(batch)
+				priors := make([]float32, batch*g.ActionSpace())
+				values := make([]float32, batch)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := ev.Evaluate(states, priors, values); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			positions := float64(b.N*batch) / b.Elapsed().Seconds()
-			b.ReportMetric(positions, "positions/s")
-			b.ReportMetric(positions*net.FLOPsPerPosition()/1e9, "GFLOP/s")
-		})
+				positions := float64(b.N*batch) / b.Elapsed().Seconds()
+				b.ReportMetric(positions, "positions/s")
+				b.ReportMetric(positions*net.FLOPsPerPosition()/1e9, "GFLOP/s")
+			})
+		}
 	}
 }
 
 func BenchmarkGorgoniaForward(b *testing.B) {
-	g := fakeOthello
+	g := othello.Othello()
 	net, err := New(g, DefaultConfig(g), 1)
 	if err != nil {
 		b.Fatal(err)
@@ -64,7 +78,7 @@ func BenchmarkGorgoniaForward(b *testing.B) {
 	}
 	f := gorgoniaForward{gr: gr, vm: G.NewTapeMachine(gr.g, G.EvalMode())}
 	defer f.vm.Close()
-	inputs := encodeAll(g.randomStates(batch, 1))
+	inputs := encodeAll(envtest.RandomPositions(g, batch, 1))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, _, err := f.run(net, inputs); err != nil {

@@ -174,18 +174,3 @@ func (n *Network) FLOPsPerPosition() float64 {
 	}
 	return total
 }
-
-// CopyFrom makes n's weights and statistics a copy of src's, a network of
-// the same game and architecture.
-func (n *Network) CopyFrom(src *Network) error {
-	if src.game.Name() != n.game.Name() || src.cfg != n.cfg {
-		return fmt.Errorf("copy network: %s %v into %s %v", src.game.Name(), src.cfg, n.game.Name(), n.cfg)
-	}
-	for i, p := range src.learnables {
-		copy(n.learnables[i].data, p.data)
-	}
-	for i, p := range src.stats {
-		copy(n.stats[i].data, p.data)
-	}
-	return nil
-}
