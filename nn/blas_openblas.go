@@ -17,6 +17,9 @@ import (
 // BLAS names the matrix-multiply library this build uses.
 const BLAS = "OpenBLAS (1 thread per call)"
 
+// BLASNote qualifies speed figures of this build.
+const BLASNote = ""
+
 func init() {
 	// Self-play runs one evaluator per core; OpenBLAS's own threads would
 	// fight them for the same cores.

@@ -11,7 +11,12 @@ func TestBenchNN(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.HasPrefix(l, "note: ") {
+			lines = append(lines, l)
+		}
+	}
 	want := []*regexp.Regexp{
 		regexp.MustCompile(`^tictactoe network: .* parameters, .* MFLOP per position; BLAS `),
 		regexp.MustCompile(`^matrix multiply peak: [0-9.]+ GFLOP/s`),
