@@ -91,6 +91,9 @@ func writeNetworkFile(path string, n *Network, h fileHeader, velocity [][]float3
 	if err != nil {
 		return fmt.Errorf("save network %s: %w", path, err)
 	}
+	if len(header) > maxHeaderLen {
+		return fmt.Errorf("save network %s: header of %d bytes (metadata too large), limit %d", path, len(header), maxHeaderLen)
+	}
 	return writeAtomically(path, func(w io.Writer) error {
 		sum := sha256.New()
 		out := io.MultiWriter(w, sum)

@@ -5,8 +5,8 @@
 // The network is defined and trained with Gorgonia (Trainer). Inference
 // for the search goes through a plain im2col + SGEMM forward pass over the
 // same weights with batch norm folded into the convolutions (Evaluator),
-// which runs about twice as fast as Gorgonia's forward pass; a test checks
-// both give the same outputs. Checkpoints hold the weights, batch-norm
+// which runs three to four times as fast as Gorgonia's forward pass; a test
+// checks both give the same outputs. Checkpoints hold the weights, batch-norm
 // statistics and optionally the optimizer state in one versioned,
 // checksummed binary format.
 //
