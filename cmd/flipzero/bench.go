@@ -12,8 +12,7 @@ func benchTargets() map[string]func(ctx context.Context, args []string, io stdio
 	return map[string]func(ctx context.Context, args []string, io stdio) error{
 		"env":  runBenchEnv,
 		"mcts": runBenchMCTS,
-
-		"nn": runBenchNN,
+		"nn":   runBenchNN,
 	}
 }
 
