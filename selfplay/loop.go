@@ -409,4 +409,3 @@ func (bb *batchBuilder) fill(replay *data.Replay, rng *rand.Rand) nn.Batch {
 	}
 	return b
 }
-
