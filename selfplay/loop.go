@@ -280,7 +280,7 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 
 // selfPlay plays the generation's games with the current network.
 func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data.Sample, error) {
-	settings := settingsFrom(gen.cfg, gen.seed^uint64(gen.number)*0x9e3779b97f4a7c15)
+	settings := SettingsFrom(gen.cfg, gen.seed^uint64(gen.number)*0x9e3779b97f4a7c15)
 	if settings.Workers == 0 {
 		settings.Workers = runtime.NumCPU()
 	}

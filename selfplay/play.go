@@ -29,8 +29,8 @@ type PlaySettings struct {
 	Seed             uint64
 }
 
-// settingsFrom turns a run config into play settings.
-func settingsFrom(cfg Config, seed uint64) PlaySettings {
+// SettingsFrom turns a run config into play settings.
+func SettingsFrom(cfg Config, seed uint64) PlaySettings {
 	search := mcts.DefaultConfig()
 	search.CPUCT = cfg.Search.CPuct
 	search.FPUReduction = cfg.Search.FPUReduction
