@@ -130,6 +130,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 func prepareRun(opts LoopOptions) (Config, error) {
 	runConfig := filepath.Join(opts.RunDir, runConfigName)
 	if _, err := os.Stat(runConfig); err == nil {
+		removeStaleTemporaries(opts.RunDir)
 		return LoadConfig(runConfig)
 	}
 	if opts.ConfigPath == "" {
@@ -152,6 +153,18 @@ func prepareRun(opts LoopOptions) (Config, error) {
 		return Config{}, err
 	}
 	return cfg, nil
+}
+
+// removeStaleTemporaries deletes the temporary files of writes that a
+// kill interrupted: they were never renamed into place, so nothing needs
+// them.
+func removeStaleTemporaries(runDir string) {
+	for _, dir := range []string{runDir, filepath.Join(runDir, modelsDir), filepath.Join(runDir, dataDir)} {
+		stale, _ := filepath.Glob(filepath.Join(dir, ".*.tmp*"))
+		for _, path := range stale {
+			os.Remove(path)
+		}
+	}
 }
 
 // loadNewestCheckpoint resumes from the newest readable checkpoint, or
