@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/mcts"
 )
@@ -58,12 +57,9 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	s, err := env.Play(g, *moves)
+	s, err := livePosition(g, *moves)
 	if err != nil {
-		return usageError{fmt.Errorf("--moves: %w", err)}
-	}
-	if s.Terminal() {
-		return usagef("--moves: the game is over (%s)", env.ResultName(s))
+		return err
 	}
 	tree, err := mcts.NewTree(cfg, s)
 	if err != nil {

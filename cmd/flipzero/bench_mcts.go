@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/mcts"
 )
@@ -36,12 +35,9 @@ func runBenchMCTS(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	s, err := env.Play(g, *moves)
+	s, err := livePosition(g, *moves)
 	if err != nil {
-		return usageError{fmt.Errorf("--moves: %w", err)}
-	}
-	if s.Terminal() {
-		return usagef("--moves: the game is over (%s)", env.ResultName(s))
+		return err
 	}
 	tree, err := mcts.NewTree(cfg, s)
 	if err != nil {

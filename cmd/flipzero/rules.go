@@ -23,6 +23,18 @@ func gameFlag(name string) (env.Game, error) {
 	return g, nil
 }
 
+// livePosition plays the --moves sequence and requires a game still going.
+func livePosition(g env.Game, moves string) (env.State, error) {
+	s, err := env.Play(g, moves)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--moves: %w", err)}
+	}
+	if s.Terminal() {
+		return nil, usagef("--moves: the game is over (%s)", env.ResultName(s))
+	}
+	return s, nil
+}
+
 func runPerft(ctx context.Context, args []string, io stdio) error {
 	fs := newFlags("perft", "perft --game G --depth D [--moves SEQ]", io.out)
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
