@@ -10,7 +10,8 @@ import (
 // that reads its own flags.
 func benchTargets() map[string]func(ctx context.Context, args []string, io stdio) error {
 	return map[string]func(ctx context.Context, args []string, io stdio) error{
-		"env": runBenchEnv,
+		"env":  runBenchEnv,
+		"mcts": runBenchMCTS,
 	}
 }
 

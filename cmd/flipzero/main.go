@@ -44,6 +44,7 @@ func commands() []command {
 		{"moves", "list legal moves after move sequences read from standard input", runMoves},
 		{"bench", "measure speed: bench env|... --game G", runBench},
 		{"convert", "convert game records from other formats to flipzero's notation", runConvert},
+		{"analyze", "search a position and print the best action and each action's statistics", runAnalyze},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })

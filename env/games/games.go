@@ -9,6 +9,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/env/yinsh"
 )
 
 // all builds the registry afresh on each call, so there is no shared
@@ -19,6 +20,8 @@ func all() map[string]env.Game {
 		"reversi":        othello.Reversi(),
 		"othello":        othello.Othello(),
 		"reversi-single": othello.Single(),
+		"yinsh":          yinsh.Full(),
+		"yinsh-blitz":    yinsh.Blitz(),
 	}
 }
 

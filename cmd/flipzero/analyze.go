@@ -1,0 +1,90 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/mcts"
+)
+
+// evaluatorFlag builds the evaluator named on the command line and the
+// search settings that suit it.
+func evaluatorFlag(name string, rollouts int, seed uint64) (mcts.Evaluator, mcts.Config, error) {
+	switch name {
+	case "uniform":
+		return mcts.Uniform{}, mcts.RolloutConfig(), nil
+	case "rollout":
+		if rollouts < 1 {
+			return nil, mcts.Config{}, usagef("--rollouts must be at least 1, got %d", rollouts)
+		}
+		eval, err := mcts.NewRollout(rollouts, rand.New(rand.NewPCG(seed, 0x5eed)))
+		if err != nil {
+			return nil, mcts.Config{}, usageError{err}
+		}
+		return eval, mcts.RolloutConfig(), nil
+	}
+	return nil, mcts.Config{}, usagef("unknown --evaluator %q (known: uniform, rollout)", name)
+}
+
+func runAnalyze(ctx context.Context, args []string, io stdio) error {
+	fs := newFlags("analyze", "analyze --game G [--moves SEQ] --playouts N [--evaluator uniform|rollout]\n\n"+
+		"Searches the position and prints the best action alone on the first line, then one\n"+
+		"line per legal action, most visited first: action, visits, prior, and mean value\n"+
+		"for the player to move (\"-\" when unvisited).", io.out)
+	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
+	moves := fs.String("moves", "", "moves played first, separated by ';'")
+	playouts := fs.Int("playouts", 0, "simulations to run (1 or more)")
+	evalName := fs.String("evaluator", "rollout", "leaf evaluator: uniform or rollout")
+	rollouts := fs.Int("rollouts", 1, "random games per leaf with --evaluator rollout")
+	seed := fs.Uint64("seed", 1, "seed of the random playouts")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	g, err := gameFlag(*gameName)
+	if err != nil {
+		return err
+	}
+	if *playouts < 1 {
+		return usagef("--playouts must be at least 1, got %d", *playouts)
+	}
+	eval, cfg, err := evaluatorFlag(*evalName, *rollouts, *seed)
+	if err != nil {
+		return err
+	}
+	s, err := env.Play(g, *moves)
+	if err != nil {
+		return usageError{fmt.Errorf("--moves: %w", err)}
+	}
+	if s.Terminal() {
+		return usagef("--moves: the game is over (%s)", env.ResultName(s))
+	}
+	tree, err := mcts.NewTree(cfg, s)
+	if err != nil {
+		return err
+	}
+	if err := tree.Search(ctx, eval, *playouts); err != nil {
+		return err
+	}
+	var r mcts.Result
+	tree.Result(&r)
+	children := slices.Clone(r.Children)
+	slices.SortStableFunc(children, func(a, b mcts.Child) int { return cmp.Compare(b.Visits, a.Visits) })
+	var out strings.Builder
+	fmt.Fprintln(&out, g.FormatAction(r.Best))
+	for _, c := range children {
+		value := "-"
+		if !math.IsNaN(float64(c.Value)) {
+			value = fmt.Sprintf("%+.4f", c.Value)
+		}
+		fmt.Fprintf(&out, "%s %d %.4f %s\n", g.FormatAction(c.Action), c.Visits, c.Prior, value)
+	}
+	_, err = io.out.Write([]byte(out.String()))
+	return err
+}
