@@ -106,7 +106,7 @@ type gtpEngine struct {
 }
 
 // gtpQuitWait is how long a closing engine gets to exit after "quit".
-const gtpQuitWait = 2 * time.Second
+const gtpQuitWait = time.Second
 
 func startGTP(g env.Game, argv []string) (*gtpEngine, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -299,16 +299,21 @@ func (e *gtpEngine) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), gtpQuitWait)
 	defer cancel()
-	e.send(ctx, "quit") // an engine that fails to answer is killed below
+	_, quitErr := e.send(ctx, "quit")
 	e.stdin.Close()
 	// Whatever the engine still prints must not block its reader.
 	go func() {
 		for range e.lines {
 		}
 	}()
+	wait := gtpQuitWait
+	if quitErr != nil {
+		// An engine that does not answer "quit" is stuck: end it now.
+		wait = 0
+	}
 	select {
 	case <-e.exited:
-	case <-time.After(gtpQuitWait):
+	case <-time.After(wait):
 		e.cmd.Process.Kill()
 		<-e.exited
 	}
