@@ -48,10 +48,13 @@ func (r MatchRecord) check() error {
 	return nil
 }
 
-// AppendMatch adds a match to DIR/matches.jsonl, rewriting the file
-// atomically so that a kill never leaves half a line.
+// AppendMatch adds a match to DIR/matches.jsonl (making DIR if need be),
+// rewriting the file atomically so that a kill never leaves half a line.
 func AppendMatch(runDir string, m MatchRecord) error {
 	if err := m.check(); err != nil {
+		return fmt.Errorf("append match: %w", err)
+	}
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return fmt.Errorf("append match: %w", err)
 	}
 	path := filepath.Join(runDir, MatchesFile)

@@ -45,6 +45,8 @@ func commands() []command {
 		{"bench", "measure speed: bench env|... --game G", runBench},
 		{"convert", "convert game records from other formats to flipzero's notation", runConvert},
 		{"analyze", "search a position and print the best action and each action's statistics", runAnalyze},
+		{"arena", "play games between two players and print the score and Elo difference", runArena},
+		{"ratings", "fit Elo ratings to every match stored in a run", runRatings},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
