@@ -12,6 +12,7 @@ func benchTargets() map[string]func(ctx context.Context, args []string, io stdio
 	return map[string]func(ctx context.Context, args []string, io stdio) error{
 		"env":  runBenchEnv,
 		"mcts": runBenchMCTS,
+		"nn":   runBenchNN,
 	}
 }
 

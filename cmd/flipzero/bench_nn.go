@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/nn"
+)
+
+func runBenchNN(ctx context.Context, args []string, io stdio) error {
+	fs := newFlags("bench nn", "bench nn --game G [--batches 1,8,32,128 --seconds S --train-batch N --procs P]\n\n"+
+		"Prints the machine's float32 matrix-multiply GFLOP/s, then for the game's default network\n"+
+		"positions/s, GFLOP/s and the fraction of that peak at each batch size, and training samples/s.", io.out)
+	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
+	batchList := fs.String("batches", "1,8,32,128", "inference batch sizes, comma-separated")
+	seconds := fs.Float64("seconds", 3, "how long to run each measurement (split over trials)")
+	trainBatch := fs.Int("train-batch", 128, "training batch size (0 skips training)")
+	procs := fs.Int("procs", 1, "cores Go may use while measuring (the figures are per core at 1)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	g, err := gameFlag(*gameName)
+	if err != nil {
+		return err
+	}
+	batches, err := parseBatches(*batchList)
+	if err != nil {
+		return err
+	}
+	if *seconds <= 0 || *procs < 1 || *trainBatch < 0 {
+		return usagef("--seconds, --procs must be positive and --train-batch not negative")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*procs))
+	budget := time.Duration(*seconds * float64(time.Second))
+
+	cfg := nn.DefaultConfig(g)
+	net, err := nn.New(g, cfg, 1)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(io.out, "%s network: %v, %d parameters, %.1f MFLOP per position; BLAS %s, GOMAXPROCS %d\n",
+		g.Name(), cfg, net.Parameters(), net.FLOPsPerPosition()/1e6, nn.BLAS, *procs)
+	// Other work on the machine only slows a trial down, so each figure is
+	// the best of several short trials. The peak is the better of a square
+	// product and one shaped like a 64-filter 3×3 convolution (gonum's
+	// kernel runs the latter faster).
+	peak := 0.0
+	for i := 0; i < benchTrials; i++ {
+		peak = max(peak, nn.MeasureMatMul(512, 512, 512, budget/benchTrials/2))
+		peak = max(peak, nn.MeasureMatMul(256, 64, 576, budget/benchTrials/2))
+	}
+	fmt.Fprintf(io.out, "matrix multiply peak: %.1f GFLOP/s (float32 512×512×512 and 256×64×576, one goroutine, best of %d)\n", peak, benchTrials)
+
+	rng := rand.New(rand.NewPCG(1, 2))
+	largest := max(batches[len(batches)-1], *trainBatch)
+	positions := randomPositions(g, largest, rng)
+	folded := net.Fold()
+	for _, batch := range batches {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ev, err := folded.NewEvaluator(batch)
+		if err != nil {
+			return err
+		}
+		states := positions[:batch]
+		priors := make([]float32, batch*g.ActionSpace())
+		values := make([]float32, batch)
+		if err := ev.Evaluate(states, priors, values); err != nil { // warm-up
+			return err
+		}
+		rate := 0.0
+		for trial := 0; trial < benchTrials; trial++ {
+			evaluated := 0
+			start := time.Now()
+			for evaluated == 0 || time.Since(start) < budget/benchTrials {
+				if err := ev.Evaluate(states, priors, values); err != nil {
+					return err
+				}
+				evaluated += batch
+			}
+			rate = max(rate, float64(evaluated)/time.Since(start).Seconds())
+		}
+		gflops := rate * net.FLOPsPerPosition() / 1e9
+		fmt.Fprintf(io.out, "batch %4d: %8.0f positions/s  %6.1f GFLOP/s  %5.1f%% of peak\n", batch, rate, gflops, 100*gflops/peak)
+	}
+	if nn.BLASNote != "" {
+		fmt.Fprintf(io.out, "note: %s\n", nn.BLASNote)
+	}
+
+	if *trainBatch == 0 {
+		return nil
+	}
+	trainer, err := nn.NewTrainer(net, nn.DefaultTrainConfig())
+	if err != nil {
+		return err
+	}
+	b := trainingBatch(g, positions[:*trainBatch], rng)
+	if _, err := trainer.Step(b); err != nil { // builds the graph
+		return err
+	}
+	steps := 0
+	start := time.Now()
+	for steps < 2 || time.Since(start) < budget {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if _, err := trainer.Step(b); err != nil {
+			return err
+		}
+		steps++
+	}
+	elapsed := time.Since(start).Seconds()
+	fmt.Fprintf(io.out, "training batch %d: %.1f samples/s (%.2f steps/s)\n", *trainBatch, float64(steps**trainBatch)/elapsed, float64(steps)/elapsed)
+	return nil
+}
+
+// benchTrials is how many trials each speed figure is the best of.
+const benchTrials = 3
+
+func parseBatches(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4096 {
+			return nil, usagef("--batches: %q is not a batch size 1..4096", f)
+		}
+		if len(out) > 0 && n <= out[len(out)-1] {
+			return nil, usagef("--batches: sizes must increase, %d after %d", n, out[len(out)-1])
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// trainingBatch makes a batch of the positions with a random visit
+// distribution over the legal actions and a random outcome: the shapes
+// and the work of real training data.
+func trainingBatch(g env.Game, positions []env.State, rng *rand.Rand) nn.Batch {
+	planes, h, w := g.EncodedShape()
+	size, actions := planes*h*w, g.ActionSpace()
+	n := len(positions)
+	b := nn.Batch{
+		Inputs: make([]float32, n*size),
+		Policy: make([]float32, n*actions),
+		Legal:  make([]float32, n*actions),
+		Value:  make([]float32, n*3),
+	}
+	buf := make([]int, 0, actions)
+	for i, s := range positions {
+		s.Encode(b.Inputs[i*size : (i+1)*size])
+		legal := s.LegalActions(buf)
+		for _, a := range legal {
+			b.Legal[i*actions+a] = 1
+			b.Policy[i*actions+a] = 1 / float32(len(legal))
+		}
+		b.Value[i*3+rng.IntN(3)] = 1
+	}
+	return b
+}

@@ -1,0 +1,366 @@
+package nn
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/flipzero/flipzero/env"
+)
+
+// The file format of checkpoints and model files, version 1, all integers
+// and floats little-endian:
+//
+//	magic     8 bytes "FZNET\x00\r\n" (the CR LF catches text-mode copies)
+//	version   uint32
+//	length    uint32, the header's length in bytes (at most 1 MiB)
+//	header    JSON: fileHeader
+//	arrays    float32 values: every learnable array, then every batch-norm
+//	          statistic, then (only if header.optimizer) the momentum of
+//	          every learnable array, in the network's fixed order; their
+//	          sizes follow from the game and the architecture in the header
+//	checksum  SHA-256 of everything before it
+//
+// A model file is the same format without the optimizer section.
+const (
+	fileMagic     = "FZNET\x00\r\n"
+	formatVersion = 1
+	maxHeaderLen  = 1 << 20
+	checksumLen   = sha256.Size
+)
+
+// Errors a load can wrap, to tell the causes apart.
+var (
+	ErrNotNetwork = errors.New("not a flipzero network file")
+	ErrVersion    = errors.New("unsupported network file version")
+	ErrTruncated  = errors.New("network file is truncated")
+	ErrCorrupt    = errors.New("network file is corrupted")
+	ErrWrongGame  = errors.New("network file is for another game")
+	ErrWrongArch  = errors.New("network file has another architecture")
+)
+
+type fileHeader struct {
+	Game      string            `json:"game"`
+	Arch      Config            `json:"architecture"`
+	Step      int64             `json:"step"`
+	Created   time.Time         `json:"created"`
+	Optimizer bool              `json:"optimizer"`
+	Train     *TrainConfig      `json:"train,omitempty"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+}
+
+// Checkpoint is what a network file holds.
+type Checkpoint struct {
+	Network *Network
+	// Trainer resumes training with the saved optimizer state and step
+	// count; nil for a model file, which has no optimizer state.
+	Trainer  *Trainer
+	Step     int64
+	Created  time.Time
+	Metadata map[string]string
+}
+
+// SaveCheckpoint writes the trainer's network, optimizer state and step
+// count, with free-form metadata, atomically to path.
+func SaveCheckpoint(path string, t *Trainer, metadata map[string]string) error {
+	cfg := t.cfg
+	h := fileHeader{Step: t.steps, Optimizer: true, Train: &cfg, Metadata: metadata}
+	return writeNetworkFile(path, t.net, h, t.velocity)
+}
+
+// SaveModel writes a network without optimizer state atomically to path:
+// the file to play with.
+func SaveModel(path string, n *Network, step int64, metadata map[string]string) error {
+	return writeNetworkFile(path, n, fileHeader{Step: step, Metadata: metadata}, nil)
+}
+
+func writeNetworkFile(path string, n *Network, h fileHeader, velocity [][]float32) error {
+	h.Game = n.game.Name()
+	h.Arch = n.cfg
+	h.Created = time.Now().UTC().Truncate(time.Second)
+	header, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("save network %s: %w", path, err)
+	}
+	return writeAtomically(path, func(w io.Writer) error {
+		sum := sha256.New()
+		out := io.MultiWriter(w, sum)
+		var fixed [16]byte
+		copy(fixed[:8], fileMagic)
+		binary.LittleEndian.PutUint32(fixed[8:], formatVersion)
+		binary.LittleEndian.PutUint32(fixed[12:], uint32(len(header)))
+		if _, err := out.Write(fixed[:]); err != nil {
+			return err
+		}
+		if _, err := out.Write(header); err != nil {
+			return err
+		}
+		arrays := n.arrays()
+		arrays = append(arrays, velocity...)
+		buf := make([]byte, 0, 1<<16)
+		for _, a := range arrays {
+			for _, v := range a {
+				buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
+				if len(buf) == cap(buf) {
+					if _, err := out.Write(buf); err != nil {
+						return err
+					}
+					buf = buf[:0]
+				}
+			}
+		}
+		if _, err := out.Write(buf); err != nil {
+			return err
+		}
+		_, err := w.Write(sum.Sum(nil))
+		return err
+	})
+}
+
+// arrays lists the network's arrays in file order: learnables, then
+// statistics.
+func (n *Network) arrays() [][]float32 {
+	var out [][]float32
+	for _, p := range n.learnables {
+		out = append(out, p.data)
+	}
+	for _, p := range n.stats {
+		out = append(out, p.data)
+	}
+	return out
+}
+
+// writeAtomically writes a file under a temporary name in the same
+// directory, syncs it and renames it to path, so that path holds either
+// the old file or the whole new one.
+func writeAtomically(path string, write func(io.Writer) error) (err error) {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err = write(bw); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	if err = bw.Flush(); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	// The rename itself is durable once the directory is synced.
+	if d, derr := os.Open(dir); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// LoadCheckpoint reads a checkpoint or model file for game. Everything is
+// checked before use: the magic, version, sizes, checksum, game and
+// architecture; no size read from the file decides an allocation.
+func LoadCheckpoint(path string, game env.Game) (*Checkpoint, error) {
+	c, err := loadNetworkFile(path, game)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// LoadCheckpointAs is LoadCheckpoint for a file that must have the
+// architecture cfg.
+func LoadCheckpointAs(path string, game env.Game, cfg Config) (*Checkpoint, error) {
+	c, err := LoadCheckpoint(path, game)
+	if err != nil {
+		return nil, err
+	}
+	if c.Network.cfg != cfg {
+		return nil, fmt.Errorf("load %s: %w: %v, want %v", path, ErrWrongArch, c.Network.cfg, cfg)
+	}
+	return c, nil
+}
+
+func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := info.Size()
+	var fixed [16]byte
+	if _, err := io.ReadFull(f, fixed[:]); err != nil {
+		if size > 0 && string(fixed[:min(8, size)]) == fileMagic[:min(8, size)] {
+			return nil, fmt.Errorf("%w: %d bytes", ErrTruncated, size)
+		}
+		return nil, fmt.Errorf("%w: %d bytes", ErrNotNetwork, size)
+	}
+	if string(fixed[:8]) != fileMagic {
+		return nil, ErrNotNetwork
+	}
+	if v := binary.LittleEndian.Uint32(fixed[8:]); v != formatVersion {
+		return nil, fmt.Errorf("%w %d (this program reads version %d)", ErrVersion, v, formatVersion)
+	}
+	headerLen := int64(binary.LittleEndian.Uint32(fixed[12:]))
+	if headerLen > maxHeaderLen {
+		return nil, fmt.Errorf("%w: header length %d", ErrCorrupt, headerLen)
+	}
+	if 16+headerLen+checksumLen > size {
+		return nil, fmt.Errorf("%w: %d bytes, the header alone needs %d", ErrTruncated, size, 16+headerLen+checksumLen)
+	}
+	headerBytes := make([]byte, headerLen)
+	if _, err := io.ReadFull(f, headerBytes); err != nil {
+		return nil, fmt.Errorf("read header: %w", err)
+	}
+	var h fileHeader
+	dec := json.NewDecoder(bytes.NewReader(headerBytes))
+	dec.DisallowUnknownFields()
+	headerErr := dec.Decode(&h)
+
+	// The checksum first, so that damage is reported as damage.
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	sum := sha256.New()
+	if _, err := io.CopyN(sum, f, size-checksumLen); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrTruncated, err)
+	}
+	var stored [checksumLen]byte
+	if _, err := io.ReadFull(f, stored[:]); err != nil {
+		return nil, fmt.Errorf("%w: checksum: %v", ErrTruncated, err)
+	}
+	if !bytes.Equal(stored[:], sum.Sum(nil)) {
+		// A file cut short fails the checksum too; the header, if it is
+		// whole, says how long the file should be.
+		if headerErr == nil && h.Game == game.Name() {
+			if want, err := h.fileSize(game, headerLen); err == nil && size < want {
+				return nil, fmt.Errorf("%w: %d bytes, the header promises %d", ErrTruncated, size, want)
+			}
+		}
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrCorrupt)
+	}
+	if headerErr != nil {
+		return nil, fmt.Errorf("%w: header: %v", ErrCorrupt, headerErr)
+	}
+	if h.Game != game.Name() {
+		return nil, fmt.Errorf("%w: %q, want %q", ErrWrongGame, h.Game, game.Name())
+	}
+	if h.Step < 0 {
+		return nil, fmt.Errorf("%w: step %d", ErrCorrupt, h.Step)
+	}
+	n, tr, err := h.newNetwork(game)
+	if err != nil {
+		return nil, err
+	}
+	want, _ := h.fileSize(game, headerLen)
+	if size != want {
+		return nil, fmt.Errorf("%w: %d bytes, the header promises %d", ErrCorrupt, size, want)
+	}
+	if _, err := f.Seek(16+headerLen, io.SeekStart); err != nil {
+		return nil, err
+	}
+	arrays := n.arrays()
+	if tr != nil {
+		arrays = append(arrays, tr.velocity...)
+	}
+	if err := readArrays(bufio.NewReaderSize(f, 1<<16), arrays); err != nil {
+		return nil, err
+	}
+	return &Checkpoint{Network: n, Trainer: tr, Step: h.Step, Created: h.Created, Metadata: h.Metadata}, nil
+}
+
+// newNetwork builds the network (and trainer, with optimizer state) the
+// header describes. The sizes come from the game and the validated
+// architecture, which bounds every allocation.
+func (h fileHeader) newNetwork(game env.Game) (*Network, *Trainer, error) {
+	if err := h.Arch.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	n, err := New(game, h.Arch, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if !h.Optimizer {
+		return n, nil, nil
+	}
+	if h.Train == nil {
+		return nil, nil, fmt.Errorf("%w: optimizer state without its configuration", ErrCorrupt)
+	}
+	tr, err := NewTrainer(n, *h.Train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	tr.steps = h.Step
+	return n, tr, nil
+}
+
+// fileSize is the size of a file with this header, computed without
+// allocating the arrays.
+func (h fileHeader) fileSize(game env.Game, headerLen int64) (int64, error) {
+	if err := h.Arch.Validate(); err != nil {
+		return 0, err
+	}
+	sh, err := gameShape(game)
+	if err != nil {
+		return 0, err
+	}
+	c := h.Arch
+	f, cells := int64(c.Filters), int64(sh.cells())
+	conv := func(in, out, k int64) int64 { return out*in*k*k + 4*out } // weights, γ, β, mean, var
+	learn := int64(0)
+	values := conv(int64(sh.planes), f, 3) + int64(c.Blocks)*2*conv(f, f, 3) +
+		conv(f, int64(c.PolicyFilters), 1) + conv(f, int64(c.ValueFilters), 1)
+	learn = values - 2*(f+int64(c.Blocks)*2*f+int64(c.PolicyFilters)+int64(c.ValueFilters))
+	dense := int64(c.PolicyFilters)*cells*int64(sh.actions) + int64(sh.actions) +
+		int64(c.ValueFilters)*cells*int64(c.ValueHidden) + int64(c.ValueHidden) +
+		int64(c.ValueHidden)*valueOutputs + valueOutputs
+	values += dense
+	learn += dense
+	if h.Optimizer {
+		values += learn
+	}
+	return 16 + headerLen + 4*values + checksumLen, nil
+}
+
+// readArrays fills arrays from r.
+func readArrays(r io.Reader, arrays [][]float32) error {
+	buf := make([]byte, 1<<16)
+	for _, a := range arrays {
+		for i := 0; i < len(a); {
+			chunk := buf[:min(len(buf), 4*(len(a)-i))]
+			if _, err := io.ReadFull(r, chunk); err != nil {
+				return fmt.Errorf("%w: %v", ErrTruncated, err)
+			}
+			for j := 0; j < len(chunk); j += 4 {
+				a[i] = math.Float32frombits(binary.LittleEndian.Uint32(chunk[j:]))
+				i++
+			}
+		}
+	}
+	return nil
+}

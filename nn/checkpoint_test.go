@@ -1,0 +1,181 @@
+package nn
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flipzero/flipzero/env/tictactoe"
+)
+
+// trainedTicTacToe is a tiny network after a few steps, so that its
+// weights, statistics and momentum are all nonzero and distinct.
+func trainedTicTacToe(t *testing.T) (*Trainer, Batch) {
+	t.Helper()
+	g := tictactoe.Game{}
+	net, err := New(g, tinyConfig, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(net, DefaultTrainConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := randomBatch(g, 16, 3)
+	for i := 0; i < 3; i++ {
+		if _, err := tr.Step(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tr, b
+}
+
+func TestCheckpointRoundTrip(t *testing.T) {
+	tr, b := trainedTicTacToe(t)
+	path := filepath.Join(t.TempDir(), "ckpt.fznet")
+	meta := map[string]string{"positions": "12345"}
+	if err := SaveCheckpoint(path, tr, meta); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadCheckpoint(path, tictactoe.Game{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Step != 3 || c.Trainer == nil || c.Trainer.Steps() != 3 || c.Metadata["positions"] != "12345" || c.Created.IsZero() {
+		t.Fatalf("loaded step %d, trainer %v, metadata %v, created %v", c.Step, c.Trainer != nil, c.Metadata, c.Created)
+	}
+	if c.Trainer.Config() != tr.Config() {
+		t.Errorf("optimizer config %+v, want %+v", c.Trainer.Config(), tr.Config())
+	}
+	// Same outputs.
+	want, _ := tr.net.Fold().NewEvaluator(16)
+	got, _ := c.Network.Fold().NewEvaluator(16)
+	wl, ww, _ := want.Forward(b.Inputs, 16)
+	gl, gw, _ := got.Forward(b.Inputs, 16)
+	if maxAbsDiff(wl, gl) != 0 || maxAbsDiff(ww, gw) != 0 {
+		t.Error("the loaded network's outputs differ")
+	}
+	// Same next step: the momentum came back too. (Gorgonia's reductions
+	// may round differently from run to run, hence the tolerance.)
+	if _, err := tr.Step(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Trainer.Step(b); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range tr.net.learnables {
+		if d := maxAbsDiff(p.data, c.Network.learnables[i].data); d > 1e-6 {
+			t.Fatalf("%s differs by %g after one more step", p.name, d)
+		}
+	}
+
+	// A model file has no optimizer state and is smaller.
+	model := filepath.Join(t.TempDir(), "model.fznet")
+	if err := SaveModel(model, tr.net, tr.Steps(), nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := LoadCheckpoint(model, tictactoe.Game{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Trainer != nil || m.Step != 4 {
+		t.Errorf("model file: trainer %v, step %d", m.Trainer != nil, m.Step)
+	}
+	if _, err := LoadCheckpointAs(model, tictactoe.Game{}, tinyConfig); err != nil {
+		t.Errorf("LoadCheckpointAs with the right architecture: %v", err)
+	}
+	entries, _ := os.ReadDir(filepath.Dir(model))
+	if len(entries) != 1 {
+		t.Errorf("%d files in the directory after saving, want 1 (no temporary left)", len(entries))
+	}
+}
+
+func TestCheckpointBadFiles(t *testing.T) {
+	tr, _ := trainedTicTacToe(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "good.fznet")
+	if err := SaveCheckpoint(path, tr, nil); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	othello, err := New(fakeOthello, tinyConfig, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	othelloPath := filepath.Join(dir, "othello.fznet")
+	if err := SaveModel(othelloPath, othello, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	// resealed returns data with a valid checksum, as a file written by a
+	// buggy or hostile program would have.
+	resealed := func(data []byte) []byte {
+		body := data[:len(data)-checksumLen]
+		sum := sha256.Sum256(body)
+		return append(append([]byte(nil), body...), sum[:]...)
+	}
+	hugeHeader := func() []byte {
+		header := []byte(`{"game":"tictactoe","architecture":{"blocks":64,"filters":1000000000,"policy_filters":2,"value_filters":1,"value_hidden":8},"step":1,"created":"2026-01-01T00:00:00Z","optimizer":false}`)
+		out := append([]byte(fileMagic), 0, 0, 0, 0, 0, 0, 0, 0)
+		binary.LittleEndian.PutUint32(out[8:], formatVersion)
+		binary.LittleEndian.PutUint32(out[12:], uint32(len(header)))
+		return resealed(append(append(out, header...), make([]byte, 64+checksumLen)...))
+	}
+	tests := []struct {
+		name string
+		data []byte
+		path string
+		want error
+	}{
+		{"flipped weight byte", func() []byte { d := append([]byte(nil), good...); d[len(d)/2] ^= 0x10; return d }(), "", ErrCorrupt},
+		{"flipped header byte", func() []byte { d := append([]byte(nil), good...); d[20] ^= 0x01; return d }(), "", ErrCorrupt},
+		{"flipped checksum byte", func() []byte { d := append([]byte(nil), good...); d[len(d)-1] ^= 0x01; return d }(), "", ErrCorrupt},
+		{"truncated", good[:len(good)-100], "", ErrTruncated},
+		{"truncated in header", good[:30], "", ErrTruncated},
+		{"only magic", good[:5], "", ErrTruncated},
+		{"empty", nil, "", ErrNotNetwork},
+		{"text file", []byte("this is not a network at all, just some text\n"), "", ErrNotNetwork},
+		{"future version", func() []byte {
+			d := append([]byte(nil), good...)
+			binary.LittleEndian.PutUint32(d[8:], formatVersion+1)
+			return d
+		}(), "", ErrVersion},
+		{"huge header length", func() []byte {
+			d := append([]byte(nil), good...)
+			binary.LittleEndian.PutUint32(d[12:], 1<<31)
+			return d
+		}(), "", ErrCorrupt},
+		{"huge architecture with a valid checksum", hugeHeader(), "", ErrCorrupt},
+		{"extra bytes with a valid checksum", resealed(append(append([]byte(nil), good[:len(good)-checksumLen]...), 0, 0, 0, 0, 0, 0, 0, 0, 0)), "", ErrCorrupt},
+		{"another game", nil, othelloPath, ErrWrongGame},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.path
+			if p == "" {
+				p = filepath.Join(dir, "bad.fznet")
+				if err := os.WriteFile(p, tc.data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := LoadCheckpoint(p, tictactoe.Game{})
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			if c != nil {
+				t.Error("a checkpoint came back with the error")
+			}
+		})
+	}
+	if _, err := LoadCheckpointAs(path, tictactoe.Game{}, DefaultConfig(tictactoe.Game{})); !errors.Is(err, ErrWrongArch) {
+		t.Errorf("another architecture: error %v, want %v", err, ErrWrongArch)
+	}
+	if _, err := LoadCheckpoint(filepath.Join(dir, "missing.fznet"), tictactoe.Game{}); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: error %v", err)
+	}
+}

@@ -1,0 +1,86 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/flipzero/flipzero/env"
+)
+
+// Config is the network's architecture.
+type Config struct {
+	// Blocks is the number of residual blocks after the input convolution.
+	Blocks int `json:"blocks"`
+	// Filters is the width of the tower.
+	Filters int `json:"filters"`
+	// PolicyFilters is the number of 1×1 filters feeding the policy's
+	// fully connected layer.
+	PolicyFilters int `json:"policy_filters"`
+	// ValueFilters is the number of 1×1 filters feeding the value head.
+	ValueFilters int `json:"value_filters"`
+	// ValueHidden is the width of the value head's hidden layer.
+	ValueHidden int `json:"value_hidden"`
+}
+
+// Bounds that keep a network (and a size read from an untrusted file)
+// within what this machine can hold.
+const (
+	maxBlocks = 64
+	maxWidth  = 1024
+)
+
+// DefaultConfig is the architecture used for a game unless a config says
+// otherwise: tiny for tic-tac-toe, 64 filters × 4 blocks for the Reversi
+// family, 64 × 6 for YINSH and anything larger.
+func DefaultConfig(game env.Game) Config {
+	_, h, w := game.EncodedShape()
+	switch {
+	case h*w <= 16:
+		return Config{Blocks: 2, Filters: 16, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 32}
+	case h*w <= 64:
+		return Config{Blocks: 4, Filters: 64, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 64}
+	default:
+		return Config{Blocks: 6, Filters: 64, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 64}
+	}
+}
+
+// Validate checks that every size is positive and within bounds.
+func (c Config) Validate() error {
+	sizes := []struct {
+		name       string
+		value, max int
+		allowZero  bool
+	}{
+		{"blocks", c.Blocks, maxBlocks, true},
+		{"filters", c.Filters, maxWidth, false},
+		{"policy filters", c.PolicyFilters, maxWidth, false},
+		{"value filters", c.ValueFilters, maxWidth, false},
+		{"value hidden units", c.ValueHidden, maxWidth, false},
+	}
+	for _, s := range sizes {
+		if s.value > s.max || s.value < 0 || (s.value == 0 && !s.allowZero) {
+			return fmt.Errorf("network config: %s = %d, want 1..%d", s.name, s.value, s.max)
+		}
+	}
+	return nil
+}
+
+func (c Config) String() string {
+	return fmt.Sprintf("%d blocks × %d filters, policy %d filters, value %d filters + %d hidden",
+		c.Blocks, c.Filters, c.PolicyFilters, c.ValueFilters, c.ValueHidden)
+}
+
+// shape is the geometry a network gets from its game.
+type shape struct {
+	planes, height, width, actions int
+}
+
+func gameShape(game env.Game) (shape, error) {
+	p, h, w := game.EncodedShape()
+	s := shape{p, h, w, game.ActionSpace()}
+	if p < 1 || h < 1 || w < 1 || s.actions < 1 || p > maxWidth || h*w > 1<<12 || s.actions > 1<<16 {
+		return s, fmt.Errorf("game %s: unsupported encoding %d×%d×%d with %d actions", game.Name(), p, h, w, s.actions)
+	}
+	return s, nil
+}
+
+func (s shape) cells() int { return s.height * s.width }

@@ -1,0 +1,348 @@
+package nn
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/flipzero/flipzero/env"
+)
+
+// Folded is a read-only snapshot of a Network for inference, with batch
+// norm folded into the convolutions' weights and biases. Any number of
+// Evaluators, one per goroutine, may share it.
+type Folded struct {
+	game                  env.Game
+	cfg                   Config
+	shape                 shape
+	stem                  foldedConv
+	blocks                [][2]foldedConv
+	policyConv, valueConv foldedConv
+	policyFC              foldedDense
+	valueFC1, valueFC2    foldedDense
+}
+
+// foldedConv is a convolution with batch norm folded in. w is
+// (kernel·kernel·in, out): row (ky·kernel + kx)·in + c holds the weights
+// of input channel c at kernel offset (ky, kx), the order in which im2row
+// lays out a cell's neighbourhood. b is (out).
+type foldedConv struct {
+	kernel, in, out int
+	w, b            []float32
+}
+
+// foldedDense is a fully connected layer: w is (in, out), b is (out).
+type foldedDense struct {
+	in, out int
+	w, b    []float32
+}
+
+// Fold takes an inference snapshot of the network's current weights and
+// running statistics.
+func (n *Network) Fold() *Folded {
+	f := &Folded{game: n.game, cfg: n.cfg, shape: n.shape}
+	f.stem = foldConv(&n.stem)
+	for i := range n.blocks {
+		f.blocks = append(f.blocks, [2]foldedConv{foldConv(&n.blocks[i][0]), foldConv(&n.blocks[i][1])})
+	}
+	f.policyConv = foldConv(&n.policyConv)
+	f.valueConv = foldConv(&n.valueConv)
+	f.policyFC = copyDense(n.policyFC)
+	f.valueFC1 = copyDense(n.valueFC1)
+	f.valueFC2 = copyDense(n.valueFC2)
+	return f
+}
+
+// foldConv scales each output channel's weights by gamma/√(var+ε) and
+// turns the rest of batch norm into a bias, so inference does one matrix
+// multiply and a bias per convolution.
+func foldConv(c *conv) foldedConv {
+	k := c.in * c.kernel * c.kernel
+	fc := foldedConv{kernel: c.kernel, in: c.in, out: c.out, w: make([]float32, c.out*k), b: make([]float32, c.out)}
+	for o := 0; o < c.out; o++ {
+		scale := float64(c.gamma.data[o]) / math.Sqrt(float64(c.variance.data[o])+bnEpsilon)
+		for in := 0; in < c.in; in++ {
+			for kk := 0; kk < c.kernel*c.kernel; kk++ {
+				// Network weights are (out, in, ky, kx).
+				w := c.w.data[(o*c.in+in)*c.kernel*c.kernel+kk]
+				fc.w[(kk*c.in+in)*c.out+o] = float32(float64(w) * scale)
+			}
+		}
+		fc.b[o] = float32(float64(c.beta.data[o]) - float64(c.mean.data[o])*scale)
+	}
+	return fc
+}
+
+func copyDense(d dense) foldedDense {
+	return foldedDense{in: d.in, out: d.out, w: append([]float32(nil), d.w.data...), b: append([]float32(nil), d.b.data...)}
+}
+
+// Game is the game the snapshot plays.
+func (f *Folded) Game() env.Game { return f.game }
+
+// Evaluator runs batched inference over a Folded network. It holds its own
+// buffers, allocates nothing per call and must be used by one goroutine at
+// a time.
+type Evaluator struct {
+	f        *Folded
+	maxBatch int
+
+	input []float32 // positions as encoded: (batch, planes, cells)
+	// x, y, z are activations laid out (batch·cells, channels): a
+	// convolution is then one matrix multiply of each cell's
+	// neighbourhood, gathered as contiguous runs of channels.
+	cells   []float32 // the input regrouped (batch·cells, planes)
+	x, y, z []float32
+	rows    []float32 // im2row of one chunk of cells
+	flat    []float32 // a head's output regrouped per position
+	logits  []float32 // (batch, actions)
+	hidden  []float32 // (batch, value hidden)
+	wdl     []float32 // (batch, 3)
+	legal   []int
+}
+
+// chunkRows is how many cells' neighbourhoods are gathered before they are
+// multiplied: a multiple of 64 whose im2row fits in a core's L2 cache
+// next to the weights, for a 64-filter tower.
+const chunkRows = 256
+
+// NewEvaluator makes an evaluator for batches of up to maxBatch positions.
+func (f *Folded) NewEvaluator(maxBatch int) (*Evaluator, error) {
+	if maxBatch < 1 || maxBatch > 1<<16 {
+		return nil, fmt.Errorf("evaluator batch size %d, want 1..%d", maxBatch, 1<<16)
+	}
+	sh, cfg := f.shape, f.cfg
+	cells := maxBatch * sh.cells()
+	widest := max(cfg.Filters, sh.planes)
+	heads := max(cfg.PolicyFilters, cfg.ValueFilters)
+	return &Evaluator{
+		f:        f,
+		maxBatch: maxBatch,
+		input:    make([]float32, maxBatch*sh.planes*sh.cells()),
+		cells:    make([]float32, sh.planes*cells),
+		x:        make([]float32, widest*cells),
+		y:        make([]float32, widest*cells),
+		z:        make([]float32, widest*cells),
+		rows:     make([]float32, widest*9*min(cells, chunkRows)),
+		flat:     make([]float32, heads*cells),
+		logits:   make([]float32, maxBatch*sh.actions),
+		hidden:   make([]float32, maxBatch*cfg.ValueHidden),
+		wdl:      make([]float32, maxBatch*valueOutputs),
+		legal:    make([]int, 0, sh.actions),
+	}, nil
+}
+
+// MaxBatch is the largest batch the evaluator takes.
+func (e *Evaluator) MaxBatch() int { return e.maxBatch }
+
+// Evaluate writes for each states[i] the prior over the game's action
+// space into priors[i*A:(i+1)*A] (A = ActionSpace(): the softmax of the
+// policy over the legal actions, zero elsewhere) and the expected result
+// for the player to move, P(win) − P(loss), into values[i]. Any number of
+// states is accepted; more than MaxBatch go through in several passes.
+func (e *Evaluator) Evaluate(states []env.State, priors, values []float32) error {
+	sh := e.f.shape
+	if len(priors) < len(states)*sh.actions || len(values) < len(states) {
+		return fmt.Errorf("evaluate %d states: priors hold %d values and values %d, want %d and %d",
+			len(states), len(priors), len(values), len(states)*sh.actions, len(states))
+	}
+	size := sh.planes * sh.cells()
+	for start := 0; start < len(states); start += e.maxBatch {
+		batch := states[start:min(len(states), start+e.maxBatch)]
+		for i, s := range batch {
+			s.Encode(e.input[i*size : (i+1)*size])
+		}
+		logits, wdl := e.forward(len(batch))
+		for i, s := range batch {
+			e.legalPriors(s, logits[i*sh.actions:(i+1)*sh.actions], priors[(start+i)*sh.actions:(start+i+1)*sh.actions])
+			values[start+i] = wdl[i*valueOutputs] - wdl[i*valueOutputs+2]
+		}
+	}
+	return nil
+}
+
+// legalPriors writes the softmax of the legal actions' logits into dst
+// and zero elsewhere.
+func (e *Evaluator) legalPriors(s env.State, logits, dst []float32) {
+	clear(dst)
+	e.legal = s.LegalActions(e.legal)
+	if len(e.legal) == 0 {
+		return
+	}
+	m := float32(math.Inf(-1))
+	for _, a := range e.legal {
+		m = max(m, logits[a])
+	}
+	var sum float32
+	for _, a := range e.legal {
+		p := float32(math.Exp(float64(logits[a] - m)))
+		dst[a] = p
+		sum += p
+	}
+	for _, a := range e.legal {
+		dst[a] /= sum
+	}
+}
+
+// Forward runs the network on count encoded positions (count × planes ×
+// height × width values) and returns the policy logits (count × actions)
+// and win/draw/loss probabilities (count × 3). The results live in the
+// evaluator's buffers until its next call.
+func (e *Evaluator) Forward(inputs []float32, count int) (logits, wdl []float32, err error) {
+	sh := e.f.shape
+	size := sh.planes * sh.cells()
+	if count < 1 || count > e.maxBatch {
+		return nil, nil, fmt.Errorf("forward %d positions, want 1..%d", count, e.maxBatch)
+	}
+	if len(inputs) != count*size {
+		return nil, nil, fmt.Errorf("forward: %d input values, want %d", len(inputs), count*size)
+	}
+	copy(e.input, inputs)
+	logits, wdl = e.forward(count)
+	return logits, wdl, nil
+}
+
+// forward runs the network on the first count positions of e.input.
+func (e *Evaluator) forward(count int) (logits, wdl []float32) {
+	f, sh := e.f, e.f.shape
+	cells := sh.cells()
+	// (batch, planes, cells) → (batch·cells, planes)
+	for b := 0; b < count; b++ {
+		in := e.input[b*sh.planes*cells : (b+1)*sh.planes*cells]
+		out := e.cells[b*cells*sh.planes : (b+1)*cells*sh.planes]
+		for p := 0; p < sh.planes; p++ {
+			for c := 0; c < cells; c++ {
+				out[c*sh.planes+p] = in[p*cells+c]
+			}
+		}
+	}
+	e.conv(&f.stem, e.cells, e.x, count, true)
+	x, y, z := e.x, e.y, e.z
+	n := count * cells * f.cfg.Filters
+	for i := range f.blocks {
+		e.conv(&f.blocks[i][0], x, y, count, true)
+		e.conv(&f.blocks[i][1], y, z, count, false)
+		residualReLU(z[:n], x[:n])
+		x, z = z, x
+	}
+
+	e.conv(&f.policyConv, x, y, count, true)
+	in := e.regroup(y, f.cfg.PolicyFilters, count)
+	logits = e.logits[:count*sh.actions]
+	e.dense(&f.policyFC, in, logits, count)
+
+	e.conv(&f.valueConv, x, y, count, true)
+	in = e.regroup(y, f.cfg.ValueFilters, count)
+	hidden := e.hidden[:count*f.cfg.ValueHidden]
+	e.dense(&f.valueFC1, in, hidden, count)
+	relu(hidden)
+	wdl = e.wdl[:count*valueOutputs]
+	e.dense(&f.valueFC2, hidden, wdl, count)
+	for i := 0; i < count; i++ {
+		softmaxInPlace(wdl[i*valueOutputs : (i+1)*valueOutputs])
+	}
+	return logits, wdl
+}
+
+// conv applies a folded convolution to src (batch·cells × in channels)
+// into dst (batch·cells × out channels).
+func (e *Evaluator) conv(c *foldedConv, src, dst []float32, count int, withReLU bool) {
+	sh := e.f.shape
+	total := count * sh.cells()
+	k := c.in * c.kernel * c.kernel
+	out := dst[:total*c.out]
+	if c.kernel == 1 {
+		sgemm(total, c.out, k, src, k, c.w, c.out, out, c.out)
+	} else {
+		for first := 0; first < total; first += chunkRows {
+			rows := min(chunkRows, total-first)
+			patches := e.rows[:rows*k]
+			im2row(src, patches, c.in, first, rows, sh.height, sh.width, c.kernel)
+			sgemm(rows, c.out, k, patches, k, c.w, c.out, out[first*c.out:], c.out)
+		}
+	}
+	for r := 0; r < total; r++ {
+		row := out[r*c.out : (r+1)*c.out]
+		if withReLU {
+			for i, b := range c.b[:len(row)] {
+				row[i] = max(row[i]+b, 0)
+			}
+		} else {
+			for i, b := range c.b[:len(row)] {
+				row[i] += b
+			}
+		}
+	}
+}
+
+// im2row writes, for the cells first..first+count-1 of the batch (cell
+// index b·height·width + y·width + x), each cell's kernel×kernel
+// neighbourhood in src (cells × channels) as one row of dst: kernel·kernel
+// runs of channels, zeros beyond the board's edge.
+func im2row(src, dst []float32, channels, first, count, height, width, kernel int) {
+	cells := height * width
+	pad := kernel / 2
+	k := channels * kernel * kernel
+	for r := 0; r < count; r++ {
+		cell := first + r
+		base := cell - cell%cells
+		y, x := (cell%cells)/width, cell%width
+		out := dst[r*k : (r+1)*k]
+		o := 0
+		for ky := 0; ky < kernel; ky++ {
+			sy := y + ky - pad
+			for kx := 0; kx < kernel; kx++ {
+				sx := x + kx - pad
+				run := out[o : o+channels]
+				o += channels
+				if sy < 0 || sy >= height || sx < 0 || sx >= width {
+					clear(run)
+					continue
+				}
+				from := (base + sy*width + sx) * channels
+				copy(run, src[from:from+channels])
+			}
+		}
+	}
+}
+
+func residualReLU(dst, skip []float32) {
+	skip = skip[:len(dst)]
+	for i, v := range dst {
+		dst[i] = max(v+skip[i], 0)
+	}
+}
+
+func relu(x []float32) {
+	for i, v := range x {
+		x[i] = max(v, 0)
+	}
+}
+
+// regroup turns a head's 1×1 convolution output (batch·cells × channels)
+// into one row per position, in the (channel, cell) order of the
+// Gorgonia graph's flatten.
+func (e *Evaluator) regroup(src []float32, channels, count int) []float32 {
+	cells := e.f.shape.cells()
+	out := e.flat[:count*channels*cells]
+	for b := 0; b < count; b++ {
+		in := src[b*cells*channels : (b+1)*cells*channels]
+		row := out[b*channels*cells : (b+1)*channels*cells]
+		for cell := 0; cell < cells; cell++ {
+			for c := 0; c < channels; c++ {
+				row[c*cells+cell] = in[cell*channels+c]
+			}
+		}
+	}
+	return out
+}
+
+// dense computes dst = src×w + b for count rows.
+func (e *Evaluator) dense(d *foldedDense, src, dst []float32, count int) {
+	sgemm(count, d.out, d.in, src, d.in, d.w, d.out, dst, d.out)
+	for r := 0; r < count; r++ {
+		row := dst[r*d.out : (r+1)*d.out]
+		for i := range row {
+			row[i] += d.b[i]
+		}
+	}
+}

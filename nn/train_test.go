@@ -1,0 +1,281 @@
+package nn
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/envtest"
+	"github.com/flipzero/flipzero/env/tictactoe"
+)
+
+// tinyConfig is small enough for finite differences and quick overfitting.
+var tinyConfig = Config{Blocks: 1, Filters: 6, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}
+
+// randomBatch builds n samples from non-terminal positions of g: random
+// visit distributions over the legal actions and random outcomes.
+func randomBatch(g env.Game, n int, seed uint64) Batch {
+	// Distinct positions, so that a network can fit every target.
+	var states []env.State
+	seen := map[string]bool{}
+	for _, s := range envtest.RandomPositions(g, 8*n, seed) {
+		if key := s.String(); !s.Terminal() && !seen[key] && len(states) < n {
+			seen[key] = true
+			states = append(states, s)
+		}
+	}
+	return statesBatch(states, seed)
+}
+
+// fakeBatch is a batch of n random positions of a fake game.
+func fakeBatch(g fakeGame, n int, seed uint64) Batch {
+	return statesBatch(g.randomStates(n, seed), seed)
+}
+
+// statesBatch gives non-terminal states random visit distributions over
+// their legal actions, random outcomes and random weights.
+func statesBatch(states []env.State, seed uint64) Batch {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	n := len(states)
+	A := states[0].Game().ActionSpace()
+	b := Batch{
+		Inputs:  encodeAll(states),
+		Policy:  make([]float32, n*A),
+		Legal:   make([]float32, n*A),
+		Value:   make([]float32, n*3),
+		Weights: make([]float32, n),
+	}
+	buf := make([]int, 0, A)
+	for i, s := range states {
+		sum := float32(0)
+		for _, a := range s.LegalActions(buf) {
+			b.Legal[i*A+a] = 1
+			p := rng.Float32() + 0.01
+			b.Policy[i*A+a] = p
+			sum += p
+		}
+		for a := i * A; a < (i+1)*A; a++ {
+			b.Policy[a] /= sum
+		}
+		b.Value[i*3+rng.IntN(3)] = 1
+		b.Weights[i] = 0.5 + rng.Float32()
+	}
+	return b
+}
+
+// TestGradientsFiniteDifference compares Gorgonia's gradient of the policy
+// + value loss with central differences, for entries of every learnable
+// array of a tiny network.
+func TestGradientsFiniteDifference(t *testing.T) {
+	g := tictactoe.Game{}
+	net, err := New(g, tinyConfig, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(net, DefaultTrainConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := randomBatch(g, 6, 4)
+	loss := func() float64 {
+		p, v, _, err := tr.gradients(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p + v
+	}
+	_, _, grads, err := tr.gradients(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	analytic := make([][]float32, len(grads))
+	for i := range grads {
+		analytic[i] = append([]float32(nil), grads[i]...)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	const h = 1e-3
+	checked, bad := 0, 0
+	for pi, p := range net.learnables {
+		for trial := 0; trial < 8; trial++ {
+			j := rng.IntN(len(p.data))
+			w := p.data[j]
+			p.data[j] = w + h
+			plus := loss()
+			p.data[j] = w - h
+			minus := loss()
+			p.data[j] = w
+			numeric := (plus - minus) / (2 * h)
+			got := float64(analytic[pi][j])
+			checked++
+			if math.Abs(numeric-got) > 2e-3+0.05*math.Abs(numeric) {
+				bad++
+				t.Logf("%s[%d]: gradient %.6f, finite difference %.6f", p.name, j, got, numeric)
+			}
+		}
+	}
+	// A ReLU switching inside ±h can spoil an odd difference; a wrong
+	// gradient spoils many.
+	if bad > checked/20 {
+		t.Errorf("%d of %d gradient entries disagree with finite differences", bad, checked)
+	}
+	nonzero := 0
+	for _, a := range analytic {
+		for _, v := range a {
+			if v != 0 {
+				nonzero++
+			}
+		}
+	}
+	if nonzero < net.Parameters()/2 {
+		t.Errorf("only %d of %d gradient entries are nonzero", nonzero, net.Parameters())
+	}
+}
+
+// TestOverfit trains a tiny network on 64 fixed samples until it has
+// learned them: the policy loss falls to near the targets' entropy and the
+// value loss near zero.
+func TestOverfit(t *testing.T) {
+	g := tictactoe.Game{}
+	net, err := New(g, Config{Blocks: 1, Filters: 16, PolicyFilters: 4, ValueFilters: 2, ValueHidden: 32}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultTrainConfig()
+	cfg.LearningRate = 0.05
+	cfg.WeightDecay = 0
+	tr, err := NewTrainer(net, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := randomBatch(g, 64, 8)
+	b.Weights = nil
+	// Sharpen the targets to one action each, so that a network that has
+	// learned them has a cross-entropy near zero.
+	A := g.ActionSpace()
+	for i := 0; i < 64; i++ {
+		best := i * A
+		for a := i * A; a < (i+1)*A; a++ {
+			if b.Policy[a] > b.Policy[best] {
+				best = a
+			}
+		}
+		for a := i * A; a < (i+1)*A; a++ {
+			b.Policy[a] = 0
+		}
+		b.Policy[best] = 1
+	}
+	first, err := tr.Step(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last Losses
+	for step := 0; step < 150; step++ {
+		if last, err = tr.Step(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("losses: first %+v, last %+v", first, last)
+	if last.Policy > 0.1 || last.Value > 0.1 {
+		t.Errorf("after 150 steps policy loss %.3f, value loss %.3f; want both below 0.1 (started at %.3f, %.3f)",
+			last.Policy, last.Value, first.Policy, first.Value)
+	}
+	if tr.Steps() != 151 {
+		t.Errorf("Steps() = %d, want 151", tr.Steps())
+	}
+	// The running statistics have followed the batch: inference on the
+	// same samples gives nearly the trained answers.
+	ev, err := net.Fold().NewEvaluator(64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, wdl, err := ev.Forward(b.Inputs, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	right := 0
+	for i := 0; i < 64; i++ {
+		best, bestV := 0, 0
+		for a := 0; a < A; a++ {
+			if b.Legal[i*A+a] == 1 && logits[i*A+a] > logits[i*A+best] || b.Legal[i*A+best] == 0 {
+				best = a
+			}
+			if b.Policy[i*A+a] == 1 {
+				bestV = a
+			}
+		}
+		k := 0
+		for j := 1; j < 3; j++ {
+			if wdl[i*3+j] > wdl[i*3+k] {
+				k = j
+			}
+		}
+		if best == bestV && b.Value[i*3+k] == 1 {
+			right++
+		}
+	}
+	if right < 56 {
+		t.Errorf("inference with running statistics gets %d of 64 samples right, want at least 56", right)
+	}
+}
+
+func TestStepRejectsBadBatches(t *testing.T) {
+	g := tictactoe.Game{}
+	net, err := New(g, tinyConfig, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(net, DefaultTrainConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := randomBatch(g, 4, 1)
+	tests := []struct {
+		name   string
+		change func(b *Batch)
+		want   string
+	}{
+		{"short inputs", func(b *Batch) { b.Inputs = b.Inputs[:len(b.Inputs)-1] }, "input values"},
+		{"short policy", func(b *Batch) { b.Policy = b.Policy[:9] }, "policy values"},
+		{"short mask", func(b *Batch) { b.Legal = b.Legal[1:] }, "legal-mask"},
+		{"short value", func(b *Batch) { b.Value = b.Value[:3] }, "value targets"},
+		{"weights", func(b *Batch) { b.Weights = b.Weights[:1] }, "sample weights"},
+		{"negative weight", func(b *Batch) { b.Weights[2] = -1 }, "weight"},
+		{"zero weights", func(b *Batch) { clear(b.Weights) }, "sum to zero"},
+		{"illegal target", func(b *Batch) {
+			for a := range 9 {
+				if b.Legal[a] == 0 {
+					b.Policy[a] = 0.5
+					return
+				}
+			}
+			b.Legal[0], b.Policy[0] = 0, 0.5
+		}, "illegal action"},
+		{"bad mask", func(b *Batch) { b.Legal[3] = 0.5 }, "legal mask"},
+		{"nan value", func(b *Batch) { b.Value[0] = float32(math.NaN()) }, "value target"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := Batch{
+				Inputs:  append([]float32(nil), good.Inputs...),
+				Policy:  append([]float32(nil), good.Policy...),
+				Legal:   append([]float32(nil), good.Legal...),
+				Value:   append([]float32(nil), good.Value...),
+				Weights: append([]float32(nil), good.Weights...),
+			}
+			tc.change(&b)
+			before := append([]float32(nil), net.learnables[0].data...)
+			_, err := tr.Step(b)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one mentioning %q", err, tc.want)
+			}
+			if maxAbsDiff(before, net.learnables[0].data) != 0 {
+				t.Error("a rejected batch changed the weights")
+			}
+		})
+	}
+	if _, err := tr.Step(good); err != nil {
+		t.Errorf("good batch: %v", err)
+	}
+}
