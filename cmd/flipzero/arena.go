@@ -182,7 +182,9 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
-// loadNetworkPlayer is the loader of network players; none yet.
-func loadNetworkPlayer(env.Game) func(path string, playouts int) (selfplay.Player, error) {
-	return nil
+// loadNetworkPlayer loads checkpoint and model files of g as players.
+func loadNetworkPlayer(g env.Game) func(path string, playouts int) (selfplay.Player, error) {
+	return func(path string, playouts int) (selfplay.Player, error) {
+		return selfplay.LoadNetworkPlayer(path, g, playouts)
+	}
 }

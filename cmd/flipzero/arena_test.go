@@ -9,6 +9,7 @@ import (
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/nn"
 )
 
 func TestArenaCommand(t *testing.T) {
@@ -145,5 +146,29 @@ func TestArenaEngineDiesRecordsKept(t *testing.T) {
 	f := strings.Split(strings.TrimSpace(string(raw)), "\t")
 	if len(f) != 5 || f[1] != "unfinished" || f[0] == "" {
 		t.Errorf("records %q: want the game cut short, unfinished, with its opening move", raw)
+	}
+}
+
+func TestArenaModelFilePlayer(t *testing.T) {
+	g := tictactoe.Game{}
+	net, err := nn.New(g, nn.DefaultConfig(g), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "gen0.model")
+	if err := nn.SaveModel(model, net, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "arena", "--game", "tictactoe", "--a", model, "--b", "random", "--games", "4", "--playouts", "16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(out, model+" vs random in tictactoe: 4 games") {
+		t.Errorf("output:\n%s", out)
+	}
+	// A model of another game is bad input.
+	code, _, errOut = runCLI(t, "", "arena", "--game", "othello", "--a", model, "--b", "random")
+	if code != 2 || !strings.Contains(errOut, model) {
+		t.Errorf("a tic-tac-toe model in othello: exit %d, %q", code, errOut)
 	}
 }
