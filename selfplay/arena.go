@@ -303,7 +303,11 @@ func (m *match) work(ctx context.Context, worker int) (err error) {
 			}
 			anyActive = true
 			if err := seats[side].Moves(ctx, slots, states, moves); err != nil {
-				return fmt.Errorf("arena: game %d: %s: %w", tables[slots[0]].rec.Index+1, m.players[side].Name(), err)
+				var se SlotError
+				if errors.As(err, &se) && se.Slot >= 0 && se.Slot < n {
+					return fmt.Errorf("arena: game %d: %s: %w", tables[se.Slot].rec.Index+1, m.players[side].Name(), err)
+				}
+				return fmt.Errorf("arena: %s: %w", m.players[side].Name(), err)
 			}
 			for k, i := range slots {
 				if err := m.play(ctx, seats, &tables[i], i, moves[k], legal); err != nil {

@@ -26,7 +26,8 @@ type Player interface {
 }
 
 // Seat plays one side of a goroutine's concurrent games, numbered
-// 0..games-1. It is used by one goroutine at a time.
+// 0..games-1. It is used by one goroutine at a time. An error that
+// concerns one game only is a SlotError.
 type Seat interface {
 	// NewGame starts game slot at start.
 	NewGame(ctx context.Context, slot int, start env.State) error
@@ -39,6 +40,15 @@ type Seat interface {
 	// Close releases what the seat holds (engine processes).
 	Close() error
 }
+
+// SlotError is a Seat's error that concerns one of its games only.
+type SlotError struct {
+	Slot int
+	Err  error
+}
+
+func (e SlotError) Error() string { return e.Err.Error() }
+func (e SlotError) Unwrap() error { return e.Err }
 
 // gamePlayer plays one game at a time: the shape of players that do not
 // batch anything. seatOf runs one per slot.
@@ -90,7 +100,7 @@ func (s *perGameSeat) Moves(ctx context.Context, slots []int, states []env.State
 	for i, slot := range slots {
 		m, err := s.players[slot].Move(ctx, states[i])
 		if err != nil {
-			return err
+			return SlotError{Slot: slot, Err: err}
 		}
 		moves[i] = m
 	}
