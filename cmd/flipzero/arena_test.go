@@ -10,6 +10,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 func TestArenaCommand(t *testing.T) {
@@ -94,6 +95,18 @@ func TestArenaAndRatingsUsageErrors(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(corrupt, "matches.jsonl"), []byte("{\"a\":\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	mixed := filepath.Join(dir, "mixed")
+	for _, m := range []selfplay.MatchRecord{
+		{Game: "othello", A: "greedy", B: "random", Wins: 3},
+		{Game: "tictactoe", A: "perfect", B: "random", Wins: 3},
+	} {
+		if err := selfplay.AppendMatch(mixed, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errOut := runCLI(t, "", "ratings", "--run", mixed, "--game", "othello"); code != 0 || !strings.Contains(out, "greedy") || strings.Contains(out, "perfect") {
+		t.Errorf("ratings of one game of a mixed run: exit %d, %q %q", code, out, errOut)
+	}
 	tests := [][]string{
 		{"arena", "--a", "random", "--b", "greedy"},
 		{"arena", "--game", "othello", "--b", "greedy"},
@@ -108,6 +121,8 @@ func TestArenaAndRatingsUsageErrors(t *testing.T) {
 		{"ratings"},
 		{"ratings", "--run", filepath.Join(dir, "missing")},
 		{"ratings", "--run", corrupt},
+		{"ratings", "--run", mixed},
+		{"ratings", "--run", mixed, "--game", "reversi"},
 	}
 	for _, args := range tests {
 		code, out, errOut := runCLI(t, "", args...)
