@@ -111,8 +111,8 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 			progressbar.OptionClearOnFinish(),
 		)
 		opts.Progress = func(done int, s selfplay.Score) {
-			bar.Describe(fmt.Sprintf("%s vs %s  +%d =%d -%d", a.Name(), b.Name(), s.Wins, s.Draws, s.Losses))
 			bar.Set(done)
+			bar.Describe(fmt.Sprintf("%s vs %s  +%d =%d -%d", a.Name(), b.Name(), s.Wins, s.Draws, s.Losses))
 		}
 		defer bar.Finish()
 	}
