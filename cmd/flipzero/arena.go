@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -147,7 +148,18 @@ func printScore(w io.Writer, g env.Game, a, b selfplay.Player, r selfplay.ArenaR
 	fmt.Fprintf(w, "%s vs %s in %s: %d games in %.1f s\n", a.Name(), b.Name(), g.Name(), s.Games(), took.Seconds())
 	fmt.Fprintf(w, "wins %d draws %d losses %d\n", s.Wins, s.Draws, s.Losses)
 	fmt.Fprintf(w, "score %.4f\n", s.Fraction())
-	fmt.Fprintf(w, "elo %+.0f [%+.0f, %+.0f]\n", elo, low, high)
+	switch n := float64(s.Games()); {
+	case s.Wins == s.Games():
+		// The variance of a perfect score is zero, so the usual interval
+		// is empty: bound the score instead by the exact binomial, the
+		// lowest win rate under which winning every game has a 5% chance.
+		fmt.Fprintf(w, "elo > %+.0f (every game won; 95%% bound)\n", eloOfScore(math.Pow(0.05, 1/n)))
+	case s.Losses == s.Games():
+		fmt.Fprintf(w, "elo < %+.0f (every game lost; 95%% bound)\n", -eloOfScore(math.Pow(0.05, 1/n)))
+	default:
+		// Adding zero turns a negative zero into zero.
+		fmt.Fprintf(w, "elo %+.0f [%+.0f, %+.0f]\n", elo+0, low+0, high+0)
+	}
 	if sprt != nil {
 		verdict := "undecided"
 		switch r.Decision {
@@ -158,6 +170,11 @@ func printScore(w io.Writer, g env.Game, a, b selfplay.Player, r selfplay.ArenaR
 		}
 		fmt.Fprintf(w, "sprt %s (LLR %.2f)\n", verdict, sprt.LLR(s))
 	}
+}
+
+// eloOfScore is the Elo difference at which the expected score is score.
+func eloOfScore(score float64) float64 {
+	return -400 * math.Log10(1/score-1)
 }
 
 func writeRecords(path string, games []selfplay.GameRecord) error {

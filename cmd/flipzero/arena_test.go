@@ -35,7 +35,7 @@ func TestArenaCommand(t *testing.T) {
 	if wins+draws != 10 {
 		t.Errorf("%d wins and %d draws in 10 games", wins, draws)
 	}
-	if !strings.HasPrefix(lines[2], "score ") || !strings.HasPrefix(lines[3], "elo +") {
+	if !strings.HasPrefix(lines[2], "score ") || !strings.HasPrefix(lines[3], "elo ") {
 		t.Errorf("score and elo lines: %q, %q", lines[2], lines[3])
 	}
 	raw, err := os.ReadFile(records)
@@ -185,5 +185,27 @@ func TestArenaModelFilePlayer(t *testing.T) {
 	code, _, errOut = runCLI(t, "", "arena", "--game", "othello", "--a", model, "--b", "random")
 	if code != 2 || !strings.Contains(errOut, model) {
 		t.Errorf("a tic-tac-toe model in othello: exit %d, %q", code, errOut)
+	}
+}
+
+func TestPrintScoreElo(t *testing.T) {
+	g := tictactoe.Game{}
+	a, b := selfplay.RandomPlayer(), selfplay.PerfectPlayer()
+	tests := []struct {
+		score selfplay.Score
+		want  string
+	}{
+		// Winning all of 40 games: 0.05^(1/40) = 0.9278 at least, +444 Elo.
+		{selfplay.Score{Wins: 40}, "elo > +444 (every game won; 95% bound)"},
+		{selfplay.Score{Losses: 40}, "elo < -444 (every game lost; 95% bound)"},
+		{selfplay.Score{Wins: 5, Losses: 5}, "elo +0 ["},
+		{selfplay.Score{Draws: 8}, "elo +0 [+0, +0]"},
+	}
+	for _, tc := range tests {
+		var out strings.Builder
+		printScore(&out, g, a, b, selfplay.ArenaResult{Score: tc.score}, nil, 0)
+		if !strings.Contains(out.String(), "\n"+tc.want) {
+			t.Errorf("%+v: output\n%s\nwant a line starting %q", tc.score, out.String(), tc.want)
+		}
 	}
 }
