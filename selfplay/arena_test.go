@@ -361,3 +361,31 @@ func TestSplitCommand(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkArena measures whole matches: games and moves per second with
+// the games of each goroutine searched in lockstep.
+func BenchmarkArena(b *testing.B) {
+	for _, tc := range []struct{ game, a, b string }{
+		{"othello", "mcts:400", "random"},
+		{"othello", "greedy", "random"},
+		{"yinsh-blitz", "mcts:400", "random"},
+		{"yinsh", "alphabeta:2", "random"},
+	} {
+		b.Run(tc.game+"/"+tc.a+"-"+tc.b, func(b *testing.B) {
+			g, pa, pb := game(b, tc.game), player(b, tc.a), player(b, tc.b)
+			games, moves := 0, 0
+			for i := 0; i < b.N; i++ {
+				r, err := RunArena(context.Background(), g, pa, pb, ArenaOptions{Games: 8, Seed: uint64(i)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, rec := range r.Games {
+					moves += len(rec.Moves)
+				}
+				games += len(r.Games)
+			}
+			b.ReportMetric(float64(games)/b.Elapsed().Seconds(), "games/s")
+			b.ReportMetric(float64(moves)/b.Elapsed().Seconds(), "moves/s")
+		})
+	}
+}
