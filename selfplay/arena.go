@@ -26,7 +26,9 @@ type ArenaOptions struct {
 	// OpeningPlies is the number of random moves each opening starts
 	// with: 0 takes DefaultOpeningPlies, a negative number none.
 	OpeningPlies int
-	// Seed makes openings and random choices repeatable.
+	// Seed makes the openings repeatable, and the players' random
+	// choices too when one worker plays (with several, which games a
+	// worker gets depends on timing).
 	Seed uint64
 	// SPRT, when set, stops starting new games once the test decides; the
 	// games under way are played out.

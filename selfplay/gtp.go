@@ -33,7 +33,7 @@ func GTPPlayer(command string) (Player, error) {
 	return simplePlayer{
 		name: "gtp:" + strings.Join(argv, " "),
 		newPlayer: func(g env.Game, _ uint64) (gamePlayer, error) {
-			return startGTP(g, argv)
+			return startGTP(g, argv, gtpStartWait)
 		},
 	}, nil
 }
@@ -108,7 +108,13 @@ type gtpEngine struct {
 // gtpQuitWait is how long a closing engine gets to exit after "quit".
 const gtpQuitWait = time.Second
 
-func startGTP(g env.Game, argv []string) (*gtpEngine, error) {
+// gtpStartWait is how long an engine may take to answer its first
+// command: engines that load a large network or book take seconds.
+const gtpStartWait = time.Minute
+
+// startGTP starts the engine and checks that it answers a first command
+// within startWait.
+func startGTP(g env.Game, argv []string, startWait time.Duration) (*gtpEngine, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -143,9 +149,11 @@ func startGTP(g env.Game, argv []string) (*gtpEngine, error) {
 		e.waitErr = cmd.Wait()
 		close(e.exited)
 	}()
-	if _, err := e.send(context.Background(), "protocol_version"); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), startWait)
+	defer cancel()
+	if _, err := e.send(ctx, "protocol_version"); err != nil {
 		e.Close()
-		return nil, err
+		return nil, fmt.Errorf("gtp engine %s does not speak GTP: %w", e.name, err)
 	}
 	return e, nil
 }

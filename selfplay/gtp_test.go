@@ -197,6 +197,19 @@ func TestGTPMissingEngine(t *testing.T) {
 	}
 }
 
+// TestGTPNotAnEngine starts a program that does not speak GTP: cat
+// echoes the command back, which is not an answer.
+func TestGTPNotAnEngine(t *testing.T) {
+	cat, err := exec.LookPath("cat")
+	if err != nil {
+		t.Skip("no cat on this system")
+	}
+	_, err = startGTP(game(t, "othello"), []string{cat}, 200*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "does not speak GTP") || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("error %v, want one saying cat does not speak GTP", err)
+	}
+}
+
 const grhino = "/usr/games/gtp-rhino"
 
 func needGRhino(t *testing.T) {
@@ -228,7 +241,7 @@ func TestGRhinoArena(t *testing.T) {
 func TestGRhinoPass(t *testing.T) {
 	needGRhino(t)
 	g := game(t, "othello")
-	e, err := startGTP(g, []string{grhino, "-l", "1"})
+	e, err := startGTP(g, []string{grhino, "-l", "1"}, gtpStartWait)
 	if err != nil {
 		t.Fatal(err)
 	}
