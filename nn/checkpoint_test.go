@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -177,5 +178,49 @@ func TestCheckpointBadFiles(t *testing.T) {
 	}
 	if _, err := LoadCheckpoint(filepath.Join(dir, "missing.fznet"), tictactoe.Game{}); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: error %v", err)
+	}
+}
+
+// TestCheckpointEveryDamageDetected flips single bits all over a model
+// file and cuts it at many lengths: every load must fail with an error,
+// none may panic.
+func TestCheckpointEveryDamageDetected(t *testing.T) {
+	net, err := New(tictactoe.Game{}, tinyConfig, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "model.fznet")
+	if err := SaveModel(path, net, 7, map[string]string{"k": "v"}); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.fznet")
+	load := func(data []byte) error {
+		if err := os.WriteFile(bad, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadCheckpoint(bad, tictactoe.Game{})
+		return err
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 300; i++ {
+		d := append([]byte(nil), good...)
+		pos := rng.IntN(len(d))
+		if i < 64 {
+			pos = i // every byte of the fixed part and the header's start
+		}
+		d[pos] ^= 1 << rng.IntN(8)
+		if err := load(d); err == nil {
+			t.Fatalf("bit flipped at byte %d of %d: loaded without error", pos, len(d))
+		}
+	}
+	for _, n := range []int{1, 7, 8, 15, 16, 17, 40, len(good) / 3, len(good) / 2, len(good) - checksumLen, len(good) - 1} {
+		if err := load(good[:n]); err == nil {
+			t.Fatalf("cut to %d of %d bytes: loaded without error", n, len(good))
+		}
 	}
 }

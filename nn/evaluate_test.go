@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math"
+	"strings"
 	"sync"
 	"testing"
 
@@ -157,3 +158,16 @@ func TestEvaluateAllocatesNothing(t *testing.T) {
 var _ interface {
 	Evaluate(states []env.State, priors, values []float32) error
 } = (*Evaluator)(nil)
+
+func TestEvaluateRejectsOtherGames(t *testing.T) {
+	net, err := New(tictactoe.Game{}, tinyConfig, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := net.Fold().NewEvaluator(4)
+	states := fakeOthello.randomStates(2, 1)
+	err = ev.Evaluate(states, make([]float32, 2*65), make([]float32, 2))
+	if err == nil || !strings.Contains(err.Error(), "fake-othello") {
+		t.Errorf("error %v, want one naming the other game", err)
+	}
+}

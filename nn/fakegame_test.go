@@ -58,7 +58,8 @@ type fakeState struct {
 	legal    []int
 }
 
-func (s *fakeState) Game() env.Game            { return s.game }
+// Game returns a pointer so that the call does not allocate.
+func (s *fakeState) Game() env.Game            { return &s.game }
 func (s *fakeState) ToMove() env.Player        { return 0 }
 func (s *fakeState) Apply(int)                 {}
 func (s *fakeState) Terminal() bool            { return len(s.legal) == 0 }

@@ -146,6 +146,11 @@ func (e *Evaluator) Evaluate(states []env.State, priors, values []float32) error
 			len(states), len(priors), len(values), len(states)*sh.actions, len(states))
 	}
 	size := sh.planes * sh.cells()
+	for i, s := range states {
+		if s.Game().Name() != e.f.game.Name() {
+			return fmt.Errorf("evaluate: state %d is a %s position, the network plays %s", i, s.Game().Name(), e.f.game.Name())
+		}
+	}
 	for start := 0; start < len(states); start += e.maxBatch {
 		batch := states[start:min(len(states), start+e.maxBatch)]
 		for i, s := range batch {

@@ -40,11 +40,11 @@ type ArenaOptions struct {
 	// called from one goroutine at a time. An error from OnGame stops the
 	// match.
 	Progress func(finished int, s Score)
-	OnGame   func(GameRecord) error
+	OnGame   func(ArenaGame) error
 }
 
-// GameRecord is one arena game.
-type GameRecord struct {
+// ArenaGame is one arena game.
+type ArenaGame struct {
 	env.Record
 	// Index is the game's number in the match, from 0.
 	Index int
@@ -59,7 +59,7 @@ type GameRecord struct {
 // Line is the record as arena files hold it: the moves joined by ";", the
 // outcome and the game's name (as "flipzero convert" prints a record),
 // then the first and the second player's names, separated by tabs.
-func (r GameRecord) Line() string {
+func (r ArenaGame) Line() string {
 	return r.Record.Line() + "\t" + r.Players[0] + "\t" + r.Players[1]
 }
 
@@ -68,7 +68,7 @@ type ArenaResult struct {
 	Score Score
 	// Games holds every game that was started, in order of Index; a game
 	// cut short by an error has the outcome "unfinished".
-	Games []GameRecord
+	Games []ArenaGame
 	// Decision is the SPRT's verdict when it stopped the match early: +1
 	// A is better, -1 it is not; 0 otherwise.
 	Decision int
@@ -185,7 +185,7 @@ func (m *match) isStopped() bool {
 }
 
 // done records a game; an unfinished one does not count in the score.
-func (m *match) done(rec GameRecord, aFirst bool) error {
+func (m *match) done(rec ArenaGame, aFirst bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.result.Games = append(m.result.Games, rec)
@@ -235,7 +235,7 @@ type table struct {
 	active bool
 	aFirst bool
 	state  env.State
-	rec    GameRecord
+	rec    ArenaGame
 }
 
 // work plays games in lockstep until none is left: each round, every
@@ -343,7 +343,7 @@ func (m *match) sideToMove(t *table) int {
 // start sets up game index at table slot: the opening, told to both seats.
 func (m *match) start(ctx context.Context, seats [2]Seat, t *table, slot, index int) error {
 	*t = table{active: true, aFirst: index%2 == 0, state: m.game.NewState()}
-	t.rec = GameRecord{
+	t.rec = ArenaGame{
 		Record:   env.Record{Game: m.game.Name(), Outcome: "unfinished"},
 		Index:    index,
 		Resigned: env.NoPlayer,

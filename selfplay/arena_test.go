@@ -31,7 +31,7 @@ func player(t testing.TB, name string) Player {
 
 // checkRecord replays a record from the start: every move legal, a
 // finished game over with the recorded result, an unfinished one not.
-func checkRecord(t *testing.T, g env.Game, rec GameRecord) {
+func checkRecord(t *testing.T, g env.Game, rec ArenaGame) {
 	t.Helper()
 	s, err := env.Play(g, strings.Join(rec.Moves, ";"))
 	if err != nil {
@@ -254,7 +254,7 @@ func TestArenaOnGame(t *testing.T) {
 	var lines []string
 	r, err := RunArena(context.Background(), g, player(t, "random"), player(t, "perfect"), ArenaOptions{
 		Games: 6, Seed: 2,
-		OnGame: func(rec GameRecord) error {
+		OnGame: func(rec ArenaGame) error {
 			lines = append(lines, rec.Line())
 			return nil
 		},
@@ -274,7 +274,7 @@ func TestArenaOnGame(t *testing.T) {
 	// Stopping from OnGame ends the match with its error.
 	stop := errors.New("disk full")
 	_, err = RunArena(context.Background(), g, player(t, "random"), player(t, "perfect"), ArenaOptions{
-		Games: 6, OnGame: func(GameRecord) error { return stop },
+		Games: 6, OnGame: func(ArenaGame) error { return stop },
 	})
 	if !errors.Is(err, stop) {
 		t.Errorf("error %v, want the one OnGame returned", err)

@@ -177,7 +177,7 @@ func eloOfScore(score float64) float64 {
 	return -400 * math.Log10(1/score-1)
 }
 
-func writeRecords(path string, games []selfplay.GameRecord) error {
+func writeRecords(path string, games []selfplay.ArenaGame) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
 		for _, rec := range games {
 			if _, err := fmt.Fprintln(w, rec.Line()); err != nil {

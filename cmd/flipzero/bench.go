@@ -10,9 +10,10 @@ import (
 // that reads its own flags.
 func benchTargets() map[string]func(ctx context.Context, args []string, io stdio) error {
 	return map[string]func(ctx context.Context, args []string, io stdio) error{
-		"env":  runBenchEnv,
-		"mcts": runBenchMCTS,
-		"nn":   runBenchNN,
+		"env":      runBenchEnv,
+		"mcts":     runBenchMCTS,
+		"nn":       runBenchNN,
+		"selfplay": runBenchSelfPlay,
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/env/yinsh"
 )
 
 // recordReader reads the games of one file of a foreign format. It may
@@ -63,7 +64,19 @@ func runConvert(ctx context.Context, args []string, io stdio) error {
 // recordReaders are the formats convert reads.
 func recordReaders() map[string]recordReader {
 	return map[string]recordReader{
-		"wthor": readFileWith(othello.ReadWTHOR),
+		"wthor":      readFileWith(othello.ReadWTHOR),
+		"boardspace": readFileWith(oneRecord(yinsh.ReadBoardspace)),
+	}
+}
+
+// oneRecord adapts a reader of a one-game file.
+func oneRecord(read func(r io.Reader) (env.Record, error)) func(r io.Reader) ([]env.Record, error) {
+	return func(r io.Reader) ([]env.Record, error) {
+		rec, err := read(r)
+		if err != nil {
+			return nil, err
+		}
+		return []env.Record{rec}, nil
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,5 +61,34 @@ func TestConvertErrors(t *testing.T) {
 		if code != 2 || errOut == "" {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and a message", args, code, errOut)
 		}
+	}
+}
+
+func TestConvertBoardspace(t *testing.T) {
+	files, _ := filepath.Glob("../../env/yinsh/testdata/boardspace/*.sgf")
+	if len(files) == 0 {
+		t.Fatal("no boardspace records in env/yinsh/testdata")
+	}
+	n, finished := convertAndReplay(t, "boardspace", files...)
+	if n != len(files) || finished == 0 {
+		t.Errorf("%d games from %d files, %d finished", n, len(files), finished)
+	}
+}
+
+// TestConvertAllRecords converts every shared record and replays it.
+func TestConvertAllRecords(t *testing.T) {
+	yinshFiles, _ := filepath.Glob("../../../shared/data/yinsh/boardspace-2005/*.sgf")
+	wthorFiles, _ := filepath.Glob("../../../shared/data/othello/wthor/*.wtb")
+	if len(yinshFiles) == 0 || len(wthorFiles) == 0 {
+		t.Skip("../shared/data is not beside the repository")
+	}
+	if n, finished := convertAndReplay(t, "boardspace", yinshFiles...); n != 878 || finished != 865 {
+		t.Errorf("boardspace: %d games, %d finished; want 878 and the 865 not resigned", n, finished)
+	}
+	if testing.Short() {
+		return
+	}
+	if n, _ := convertAndReplay(t, "wthor", wthorFiles...); n < 120000 {
+		t.Errorf("wthor: %d games", n)
 	}
 }

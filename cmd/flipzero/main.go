@@ -44,6 +44,8 @@ func commands() []command {
 		{"moves", "list legal moves after move sequences read from standard input", runMoves},
 		{"bench", "measure speed: bench env|... --game G", runBench},
 		{"convert", "convert game records from other formats to flipzero's notation", runConvert},
+		{"loop", "train by self-play: start or resume a run", runLoop},
+		{"plot", "draw a run's loss and rating curves to a PNG", runPlot},
 		{"analyze", "search a position and print the best action and each action's statistics", runAnalyze},
 		{"arena", "play games between two players and print the score and Elo difference", runArena},
 		{"ratings", "fit Elo ratings to every match stored in a run", runRatings},

@@ -75,3 +75,27 @@ func BenchmarkApply(b *testing.B) {
 		i++
 	}
 }
+
+// TestNoAllocations checks that the hot paths allocate nothing.
+func TestNoAllocations(t *testing.T) {
+	s := play(t, Full(), midgame)
+	buf := make([]int, 0, ActionCount)
+	dst := make([]float32, Planes*planeSize)
+	legal := s.LegalActions(make([]int, 0, ActionCount))
+	var child State
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"LegalActions", func() { buf = s.LegalActions(buf) }},
+		{"CopyFrom+Apply", func() { child.CopyFrom(s); child.Apply(legal[len(legal)/2]) }},
+		{"Encode", func() { s.Encode(dst) }},
+		{"Perft", func() { s.Perft(3) }},
+		{"IsLegal", func() { s.IsLegal(legal[0]) }},
+	}
+	for _, tt := range tests {
+		if n := testing.AllocsPerRun(20, tt.f); n != 0 {
+			t.Errorf("%s: %v allocations per call", tt.name, n)
+		}
+	}
+}

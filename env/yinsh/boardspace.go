@@ -127,7 +127,7 @@ func ReadBoardspace(r io.Reader) (env.Record, error) {
 		case "yinsh-blitz":
 			g = Game{blitz: true}
 		default:
-			return env.Record{}, fmt.Errorf("node 1: SU[%s] is not a YINSH variant", p.values[0])
+			return env.Record{}, fmt.Errorf("node 1: SU %q is not a YINSH variant", p.values[0])
 		}
 	}
 	rp := &replay{game: g, state: g.Start()}
@@ -144,7 +144,7 @@ func ReadBoardspace(r io.Reader) (env.Record, error) {
 			}
 			for _, v := range p.values {
 				if err := rp.step(who, v); err != nil {
-					return env.Record{}, fmt.Errorf("node %d: %s[%s]: %w", n.number, p.id, strings.TrimSpace(v), err)
+					return env.Record{}, fmt.Errorf("node %d: %s %q: %w", n.number, p.id, strings.TrimSpace(v), err)
 				}
 			}
 		}
@@ -218,7 +218,7 @@ func (rp *replay) step(who env.Player, value string) error {
 		return rp.play(who, "M "+pts[0]+" "+pts[1])
 	case "place", "remove":
 		if len(args) == 0 {
-			return fmt.Errorf("%s what?", verb)
+			return fmt.Errorf("%q what?", verb)
 		}
 		piece := strings.ToLower(args[0])
 		if err := checkColour(who, piece); err != nil {
@@ -266,7 +266,7 @@ func (rp *replay) step(who env.Player, value string) error {
 // pickDrop handles the pick and drop steps of a ring in hand.
 func (rp *replay) pickDrop(who env.Player, verb string, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%s what?", verb)
+		return fmt.Errorf("%q what?", verb)
 	}
 	where := strings.ToLower(args[0])
 	if where != "board" {
@@ -276,11 +276,11 @@ func (rp *replay) pickDrop(who env.Player, verb string, args []string) error {
 			return err
 		}
 		if len(where) != 2 {
-			return fmt.Errorf("%s %s: only rings are picked from the reserve", verb, where)
+			return fmt.Errorf("%s %q: only rings are picked from the reserve", verb, where)
 		}
 		if verb == "drop" {
 			if !rp.reserveRing {
-				return fmt.Errorf("drop %s with no ring in hand", where)
+				return fmt.Errorf("drop %q with no ring in hand", where)
 			}
 			rp.reserveRing = false
 			return nil
@@ -303,8 +303,9 @@ func (rp *replay) pickDrop(who env.Player, verb string, args []string) error {
 	case verb == "drop" && rp.pending && who == rp.pendingWho:
 		rp.ringTo = p
 		return nil
-	case verb == "pick" && rp.pending && who == rp.pendingWho && rp.ringTo >= 0:
-		// Taking back a drop: the ring is in hand again.
+	case verb == "pick" && rp.pending && who == rp.pendingWho && rp.ringTo >= 0 && (p == rp.ringFrom || p == rp.ringTo):
+		// Taking back a drop: the ring is in hand again. The records name
+		// the point the ring started from.
 		rp.ringTo = -1
 		return nil
 	}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/mcts"
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/selfplay"
+)
+
+// runBenchSelfPlay compares the network evaluations per second that
+// self-play reaches with what the same network does alone at the same
+// batch size on the same cores: the rest is the search's overhead.
+func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
+	fs := newFlags("bench selfplay", "bench selfplay --game G [--config FILE --seconds S]\n\n"+
+		"Prints network evaluations/s during self-play next to the same network's standalone\n"+
+		"inference throughput at the same batch size and worker count.", io.out)
+	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
+	configPath := fs.String("config", "", "run config (default: configs/<game>.yaml)")
+	seconds := fs.Float64("seconds", 10, "how long to run each measurement")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	g, err := gameFlag(*gameName)
+	if err != nil {
+		return err
+	}
+	if *configPath == "" {
+		*configPath = filepath.Join("configs", g.Name()+".yaml")
+	}
+	cfg, err := selfplay.LoadConfig(*configPath)
+	if err != nil {
+		return usageError{err}
+	}
+	if cfg.Game != g.Name() {
+		return usagef("%s is a config for %s, not %s", *configPath, cfg.Game, g.Name())
+	}
+	if *seconds <= 0 {
+		return usagef("--seconds must be positive")
+	}
+	budget := time.Duration(*seconds * float64(time.Second))
+	settings := selfplay.SettingsFrom(cfg, 1)
+	if settings.Workers == 0 {
+		settings.Workers = runtime.NumCPU()
+	}
+	settings.Games = 1 << 30 // play until the time is up
+	arch := nn.DefaultConfig(g)
+	arch.Blocks, arch.Filters = cfg.Network.Blocks, cfg.Network.Filters
+	net, err := nn.New(g, arch, 1)
+	if err != nil {
+		return err
+	}
+	folded := net.Fold()
+	fmt.Fprintf(io.out, "%s: %v; %d workers, %d games each, batch %d, playouts %d/%d\n", g.Name(), arch,
+		settings.Workers, settings.Concurrent, settings.BatchSize, settings.Cap.Full, settings.Cap.Fast)
+
+	// Standalone: each worker evaluates batches of positions met in random
+	// games, as fast as it can.
+	positions := randomPositions(g, settings.BatchSize, rand.New(rand.NewPCG(1, 1)))
+	var standalone atomic.Int64
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(budget)
+	errs := make(chan error, settings.Workers)
+	for w := 0; w < settings.Workers; w++ {
+		eval, err := folded.NewEvaluator(settings.BatchSize)
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			priors := make([]float32, len(positions)*g.ActionSpace())
+			values := make([]float32, len(positions))
+			for time.Now().Before(deadline) && ctx.Err() == nil {
+				if err := eval.Evaluate(positions, priors, values); err != nil {
+					errs <- err
+					return
+				}
+				standalone.Add(int64(len(positions)))
+			}
+		}()
+	}
+	start := time.Now()
+	wg.Wait()
+	alone := float64(standalone.Load()) / time.Since(start).Seconds()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	fmt.Fprintf(io.out, "standalone inference: %.0f positions/s\n", alone)
+
+	playCtx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	games := 0
+	start = time.Now()
+	stats, err := selfplay.PlayGames(playCtx, g, settings, func() (mcts.Evaluator, error) {
+		return folded.NewEvaluator(settings.BatchSize)
+	}, func(selfplay.GameRecord) { games++ })
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	inPlay := float64(stats.Evaluations) / time.Since(start).Seconds()
+	fmt.Fprintf(io.out, "self-play: %.0f evaluations/s, %d games finished\n", inPlay, games)
+	fmt.Fprintf(io.out, "self-play reaches %.1f%% of standalone inference\n", 100*inPlay/alone)
+	return nil
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/flipzero/flipzero/selfplay"
+)
+
+func runLoop(ctx context.Context, args []string, io stdio) error {
+	fs := newFlags("loop", "loop --config configs/G.yaml --run runs/G [--generations N] [--minutes M]\n\n"+
+		"Trains by self-play: generations of self-play games, training steps and a\n"+
+		"checkpoint, everything kept under the run folder. Run it again on the same\n"+
+		"folder to resume (the run's own copy of the config is used then).\n"+
+		"Ctrl-C stops it; nothing on disk is ever half-written.", io.out)
+	config := fs.String("config", "", "config file of a new run (e.g. configs/tictactoe.yaml)")
+	runDir := fs.String("run", "", "run folder: created for a new run, resumed if it exists")
+	generations := fs.Int("generations", 0, "stop after this many new generations (0: no limit)")
+	minutes := fs.Float64("minutes", 0, "stop starting generations after this many minutes (0: no limit)")
+	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed")
+	quiet := fs.Bool("quiet", false, "no progress bars")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *runDir == "" {
+		return usagef("--run is required")
+	}
+	if *generations < 0 || *minutes < 0 {
+		return usagef("--generations and --minutes must not be negative")
+	}
+	if *config == "" {
+		if _, err := os.Stat(filepath.Join(*runDir, "config.yaml")); err != nil {
+			return usagef("--config is required to start a new run in %s", *runDir)
+		}
+	}
+	opts := selfplay.LoopOptions{
+		ConfigPath:     *config,
+		RunDir:         *runDir,
+		MaxGenerations: *generations,
+		MaxDuration:    time.Duration(*minutes * float64(time.Minute)),
+		Log:            io.out,
+		Progress:       io.err,
+		Seed:           *seed,
+	}
+	if *quiet {
+		opts.Progress = nil
+	}
+	return selfplay.Loop(ctx, opts)
+}
+
+func runPlot(ctx context.Context, args []string, io stdio) error {
+	fs := newFlags("plot", "plot --run DIR [--out FILE]\n\nDraws the run's loss curves (and ratings, when measured) to a PNG.", io.out)
+	runDir := fs.String("run", "", "run folder")
+	out := fs.String("out", "", "PNG to write (default: DIR/plot.png)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *runDir == "" {
+		return usagef("--run is required")
+	}
+	if *out == "" {
+		*out = filepath.Join(*runDir, "plot.png")
+	}
+	metrics, err := selfplay.ReadMetrics(filepath.Join(*runDir, "metrics.jsonl"))
+	if err != nil && len(metrics) == 0 {
+		return usageError{err}
+	}
+	if err := selfplay.PlotMetrics(metrics, *out); err != nil {
+		return err
+	}
+	_, err = io.out.Write([]byte("wrote " + *out + "\n"))
+	return err
+}

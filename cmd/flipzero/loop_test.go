@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flipzero/flipzero/data"
+	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/selfplay"
+)
+
+// TestMain lets the test binary act as the flipzero command, so a test can
+// run it as a real process (and kill it).
+func TestMain(m *testing.M) {
+	if os.Getenv("FLIPZERO_AS_COMMAND") == "1" {
+		os.Exit(run(context.Background(), os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr}))
+	}
+	os.Exit(m.Run())
+}
+
+func commandProcess(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "FLIPZERO_AS_COMMAND=1")
+	return cmd
+}
+
+// tinyRunConfig is the tic-tac-toe config with generations of a given size.
+func tinyRunConfig(t *testing.T, games int) string {
+	t.Helper()
+	raw, err := os.ReadFile("../../configs/tictactoe.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), "games_per_generation: 200", "games_per_generation: "+strconv.Itoa(games), 1)
+	text = strings.Replace(text, "min_samples: 256", "min_samples: 32", 1)
+	path := filepath.Join(t.TempDir(), "tictactoe.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLoopSurvivesSIGKILL kills a real loop process in the middle of a
+// generation, restarts it, and checks that it resumes from the last
+// checkpoint with the step count going on, and that every file it left
+// loads.
+func TestLoopSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the loop as a real process for several seconds")
+	}
+	run := filepath.Join(t.TempDir(), "run")
+	config := tinyRunConfig(t, 300)
+	first := commandProcess(t, "loop", "--config", config, "--run", run, "--quiet", "--seed", "5")
+	var firstOut bytes.Buffer
+	first.Stdout, first.Stderr = &firstOut, &firstOut
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Let one generation finish, then kill the process during the next.
+	metrics := filepath.Join(run, "metrics.jsonl")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if ms, _ := selfplay.ReadMetrics(metrics); len(ms) >= 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			first.Process.Kill()
+			t.Fatalf("no generation finished in 2 minutes:\n%s", firstOut.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond)
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
+	before, err := selfplay.ReadMetrics(metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := before[len(before)-1]
+
+	checkRunFiles(t, run)
+
+	second := commandProcess(t, "loop", "--run", run, "--quiet", "--generations", "1", "--seed", "6")
+	out, err := second.CombinedOutput()
+	if err != nil {
+		t.Fatalf("restart: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "generation "+strconv.Itoa(last.Generation)+",") {
+		t.Errorf("the restart did not resume from generation %d:\n%s", last.Generation, out)
+	}
+	after, err := selfplay.ReadMetrics(metrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := after[len(after)-1]
+	if resumed.Generation != last.Generation+1 || resumed.Step <= last.Step {
+		t.Errorf("after the restart: generation %d step %d; before: generation %d step %d",
+			resumed.Generation, resumed.Step, last.Generation, last.Step)
+	}
+	checkRunFiles(t, run)
+}
+
+// checkRunFiles loads every checkpoint and shard of a run and fails on
+// leftovers that are not complete files.
+func checkRunFiles(t *testing.T, run string) {
+	t.Helper()
+	g := tictactoe.Game{}
+	ckpts, _ := filepath.Glob(filepath.Join(run, "models", "*"))
+	shards, _ := filepath.Glob(filepath.Join(run, "data", "*"))
+	if len(ckpts) == 0 || len(shards) == 0 {
+		t.Fatalf("run has %d checkpoints and %d shards", len(ckpts), len(shards))
+	}
+	for _, p := range ckpts {
+		if strings.HasPrefix(filepath.Base(p), ".") {
+			continue // an interrupted write's temporary: never renamed into place
+		}
+		if _, err := nn.LoadCheckpoint(p, g); err != nil {
+			t.Errorf("checkpoint: %v", err)
+		}
+	}
+	for _, p := range shards {
+		if strings.HasPrefix(filepath.Base(p), ".") {
+			continue
+		}
+		if _, err := data.ReadShard(p, g); err != nil {
+			t.Errorf("shard: %v", err)
+		}
+	}
+}
