@@ -32,7 +32,8 @@ type Seat interface {
 	// NewGame starts game slot at start.
 	NewGame(ctx context.Context, slot int, start env.State) error
 	// Moves chooses the move of each slots[i], whose position is
-	// states[i] with this seat to move, into moves[i].
+	// states[i] with this seat to move, into moves[i]: a legal action,
+	// or Resign.
 	Moves(ctx context.Context, slots []int, states []env.State, moves []int) error
 	// Observe tells the seat of an action played in slot: every action,
 	// the seat's own included, in order.
@@ -51,7 +52,7 @@ func (e SlotError) Error() string { return e.Err.Error() }
 func (e SlotError) Unwrap() error { return e.Err }
 
 // gamePlayer plays one game at a time: the shape of players that do not
-// batch anything. seatOf runs one per slot.
+// batch anything. perGameSeat runs one per slot.
 type gamePlayer interface {
 	NewGame(ctx context.Context, start env.State) error
 	Move(ctx context.Context, s env.State) (int, error)
