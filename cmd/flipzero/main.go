@@ -47,6 +47,8 @@ func commands() []command {
 		{"loop", "train by self-play: start or resume a run", runLoop},
 		{"plot", "draw a run's loss and rating curves to a PNG", runPlot},
 		{"analyze", "search a position and print the best action and each action's statistics", runAnalyze},
+		{"arena", "play games between two players and print the score and Elo difference", runArena},
+		{"ratings", "fit Elo ratings to every match stored in a run", runRatings},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
