@@ -155,8 +155,7 @@ func TestArenaOpenings(t *testing.T) {
 }
 
 func TestArenaSPRTStopsEarly(t *testing.T) {
-	// SPRT.LLR needs both wins and losses, so not the perfect player
-	// against random: greedy against random in Othello.
+	// Greedy against random in Othello: clearly better, not always winning.
 	g := game(t, "othello")
 	a, b := player(t, "greedy"), player(t, "random")
 	sprt := DefaultSPRT()

@@ -55,21 +55,22 @@ type SPRT struct {
 // DefaultSPRT tests "no gain" against "a gain of 30 Elo" at 5% errors.
 func DefaultSPRT() SPRT { return SPRT{Elo0: 0, Elo1: 30, Alpha: 0.05, Beta: 0.05} }
 
-// LLR is the log-likelihood ratio of the results so far.
+// LLR is the log-likelihood ratio of the results so far. Each of the
+// three outcomes gets half a game of pseudo-count, so
+// that a side that never loses, or a match of only draws, still yields a
+// finite variance and a decision.
 func (t SPRT) LLR(s Score) float64 {
-	n := float64(s.Games())
-	if s.Wins == 0 || s.Losses == 0 || n < 2 {
-		// Too little information to estimate the variance.
+	if s.Games() < 2 {
 		return 0
 	}
-	mu := s.Fraction()
-	variance := (float64(s.Wins)*(1-mu)*(1-mu) + float64(s.Draws)*(0.5-mu)*(0.5-mu) + float64(s.Losses)*mu*mu) / n
-	if variance <= 0 {
-		return 0
-	}
+	const pseudo = 0.5
+	w, d, l := float64(s.Wins)+pseudo, float64(s.Draws)+pseudo, float64(s.Losses)+pseudo
+	n := w + d + l
+	mu := (w + 0.5*d) / n
+	variance := (w*(1-mu)*(1-mu) + d*(0.5-mu)*(0.5-mu) + l*mu*mu) / n
 	expected := func(elo float64) float64 { return 1 / (1 + math.Pow(10, -elo/400)) }
 	mu0, mu1 := expected(t.Elo0), expected(t.Elo1)
-	return n * (mu1 - mu0) * (2*mu - mu0 - mu1) / (2 * variance)
+	return float64(s.Games()) * (mu1 - mu0) * (2*mu - mu0 - mu1) / (2 * variance)
 }
 
 // Decide says whether the test has ended: +1 accepts H1 (the first side

@@ -116,3 +116,19 @@ func TestSPRT(t *testing.T) {
 		t.Errorf("a weaker side: decision %d after %d games, want H0", d, n)
 	}
 }
+
+func TestSPRTDecidesPerfectAndDrawnMatches(t *testing.T) {
+	sprt := DefaultSPRT()
+	if d := sprt.Decide(Score{Wins: 30}); d != 1 {
+		t.Errorf("30 wins and no loss: decision %d, want H1", d)
+	}
+	if d := sprt.Decide(Score{Losses: 30}); d != -1 {
+		t.Errorf("30 losses: decision %d, want H0", d)
+	}
+	if d := sprt.Decide(Score{Draws: 60}); d != -1 {
+		t.Errorf("60 draws: decision %d, want H0 (no gain)", d)
+	}
+	if d := sprt.Decide(Score{Wins: 2}); d != 0 {
+		t.Errorf("2 wins: decision %d, want to keep playing", d)
+	}
+}
