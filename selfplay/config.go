@@ -23,6 +23,25 @@ type Config struct {
 	SelfPlay SelfPlayConfig `yaml:"selfplay"`
 	Train    TrainConfig    `yaml:"train"`
 	Window   WindowConfig   `yaml:"window"`
+	Arena    ArenaConfig    `yaml:"arena"`
+}
+
+// ArenaConfig has the loop measure each new network: a match against the
+// network that plays self-play (the previous one, or the best so far when
+// gating) and one against a fixed baseline, recorded in the run's
+// matches.jsonl and rated. Off unless Games is set: on two cores the
+// matches cost about as much as a generation of self-play.
+type ArenaConfig struct {
+	// Games per match (0: no matches).
+	Games int `yaml:"games"`
+	// Playouts per move of the networks.
+	Playouts int `yaml:"playouts"`
+	// Baseline is a player name: random, greedy, mcts:N, ...
+	Baseline string `yaml:"baseline"`
+	// Gate is the score (draws half) a new network needs against the
+	// self-play network to replace it (AlphaGo Zero's 0.55); 0 promotes
+	// every new network.
+	Gate float64 `yaml:"gate"`
 }
 
 // NetworkConfig sizes the residual tower.
@@ -191,6 +210,10 @@ func (c Config) Validate() error {
 		{"window.alpha", w.Alpha > 0 && w.Alpha <= 1, "must be in (0, 1]"},
 		{"window.beta", w.Beta >= 0 && w.Beta <= 10, "must be in [0, 10]"},
 		{"window.max", w.Max >= 0, "must be 0 (none) or more"},
+		{"arena.games", c.Arena.Games >= 0 && c.Arena.Games <= 100_000, "must be 0 (off) to 100000"},
+		{"arena.playouts", c.Arena.Games == 0 || c.Arena.Playouts >= 1 && c.Arena.Playouts <= 1_000_000, "must be 1..1000000"},
+		{"arena.baseline", c.Arena.Games == 0 || validBaseline(c.Arena.Baseline), "must name a player: random, greedy, perfect, mcts:N, alphabeta:D"},
+		{"arena.gate", c.Arena.Gate >= 0 && c.Arena.Gate < 1, "must be in [0, 1) (0: no gating)"},
 	}
 	for i, lr := range t.LearningRate {
 		checks = append(checks, check{fmt.Sprintf("train.learning_rate[%d]", i),
@@ -203,6 +226,14 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+func validBaseline(name string) bool {
+	if name == "" || strings.HasPrefix(name, "gtp:") {
+		return name != ""
+	}
+	_, err := ParsePlayer(name, PlayerOptions{})
+	return err == nil
 }
 
 // valueOf finds the value a dotted YAML key names, for error messages.

@@ -92,6 +92,17 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	logf("run %s: %s, %v, generation %d, step %d, %d samples in the window of %d",
 		opts.RunDir, g.Name(), trainer.Network().Config(), gen, trainer.Steps(), replay.Len(), replay.Total())
 
+	// The network that plays self-play: the newest, unless gating kept an
+	// older one.
+	best := gen
+	if ms, _ := ReadMetrics(filepath.Join(opts.RunDir, metricsName)); cfg.Arena.Gate > 0 && len(ms) > 0 && ms[len(ms)-1].Best < gen {
+		best = ms[len(ms)-1].Best
+	}
+	player, err := selfPlayNetwork(opts.RunDir, g, trainer, gen, best)
+	if err != nil {
+		return err
+	}
+
 	rng := rand.New(rand.NewPCG(opts.Seed, uint64(gen)))
 	runStart := time.Now()
 	priorSeconds := lastRunSeconds(opts.RunDir)
@@ -105,7 +116,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		}
 		gen++
 		m, err := runGeneration(ctx, generation{
-			number: gen, cfg: cfg, game: g, trainer: trainer, replay: replay,
+			number: gen, cfg: cfg, game: g, trainer: trainer, replay: replay, player: player,
 			runDir: opts.RunDir, rng: rng, progress: opts.Progress, seed: opts.Seed,
 		})
 		if err != nil {
@@ -114,6 +125,23 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 				return nil
 			}
 			return fmt.Errorf("generation %d: %w", gen, err)
+		}
+		m.Best = gen
+		if cfg.Arena.Games > 0 {
+			promote, err := measure(ctx, cfg, g, opts.RunDir, gen, best, trainer.Network().Fold(), player, &m, opts.Progress)
+			if err != nil {
+				if ctx.Err() != nil {
+					logf("stopped while measuring generation %d; its checkpoint is kept", gen)
+					return nil
+				}
+				return fmt.Errorf("generation %d: arena: %w", gen, err)
+			}
+			if !promote {
+				m.Best = best
+			}
+		}
+		if m.Best == gen {
+			best, player = gen, trainer.Network().Fold()
 		}
 		m.RunSeconds = priorSeconds + time.Since(runStart).Seconds()
 		if err := AppendMetrics(filepath.Join(opts.RunDir, metricsName), m); err != nil {
@@ -222,12 +250,26 @@ func lastRunSeconds(runDir string) float64 {
 	return ms[len(ms)-1].RunSeconds
 }
 
+// selfPlayNetwork is the network that plays the next generation's games:
+// the trainer's, or the checkpoint of generation best when gating kept it.
+func selfPlayNetwork(runDir string, g env.Game, trainer *nn.Trainer, gen, best int) (*nn.Folded, error) {
+	if best == gen {
+		return trainer.Network().Fold(), nil
+	}
+	ckpt, err := nn.LoadCheckpoint(checkpointPath(runDir, best), g)
+	if err != nil {
+		return nil, fmt.Errorf("the self-play network: %w", err)
+	}
+	return ckpt.Network.Fold(), nil
+}
+
 // generation is what one generation of the loop works with.
 type generation struct {
 	number   int
 	cfg      Config
 	game     env.Game
 	trainer  *nn.Trainer
+	player   *nn.Folded // the network that plays the games
 	replay   *data.Replay
 	runDir   string
 	rng      *rand.Rand
@@ -297,7 +339,7 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 	if settings.Workers == 0 {
 		settings.Workers = runtime.NumCPU()
 	}
-	folded := gen.trainer.Network().Fold()
+	folded := gen.player
 	bar := newBar(gen.progress, settings.Games, fmt.Sprintf("gen %d self-play", gen.number))
 	defer bar.Close()
 	var samples []data.Sample

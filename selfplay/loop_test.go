@@ -155,3 +155,57 @@ func writeTinyConfig(t *testing.T) string {
 	}
 	return path
 }
+
+// TestLoopMeasuresEachGeneration turns the arena on: each generation
+// plays the self-play network and the baseline, records both matches and
+// gets a rating; with a gate nobody can pass, the self-play network stays
+// generation 0.
+func TestLoopMeasuresEachGeneration(t *testing.T) {
+	run := t.TempDir()
+	raw, err := os.ReadFile(writeTinyConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "arena.yaml")
+	text := string(raw) + "\narena:\n  games: 6\n  playouts: 8\n  baseline: random\n  gate: 0.99\n"
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Loop(context.Background(), LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	records, err := ReadMatches(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := ReadMetrics(filepath.Join(run, metricsName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) != 2*len(ms) || len(ms) != 2 {
+		t.Fatalf("%d matches recorded over %d generations, want two per generation", len(records), len(ms))
+	}
+	best := 0
+	for i, m := range ms {
+		versusBest, versusBaseline := records[2*i], records[2*i+1]
+		if versusBest.A != generationName(m.Generation) || versusBest.B != generationName(best) || versusBaseline.B != "random" {
+			t.Errorf("generation %d played %s vs %s and %s vs %s; want it against %s and random",
+				m.Generation, versusBest.A, versusBest.B, versusBaseline.A, versusBaseline.B, generationName(best))
+		}
+		for _, r := range []MatchRecord{versusBest, versusBaseline} {
+			if r.Wins+r.Draws+r.Losses != 6 {
+				t.Errorf("%s vs %s: %d games, want 6", r.A, r.B, r.Wins+r.Draws+r.Losses)
+			}
+		}
+		if m.Rating == nil {
+			t.Errorf("generation %d has no rating", m.Generation)
+		}
+		// The 0.99 gate is passed only by winning every game.
+		if versusBest.Match().Score.Fraction() >= 0.99 {
+			best = m.Generation
+		}
+		if m.Best != best {
+			t.Errorf("generation %d: best %d, want %d", m.Generation, m.Best, best)
+		}
+	}
+}

@@ -43,6 +43,7 @@ type GenerationMetrics struct {
 	ValueLoss   float64  `json:"value_loss"`
 	TrainS      float64  `json:"train_samples_per_s"`
 	Rating      *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
+	Best        int      `json:"best"`             // the generation whose network plays the next games
 }
 
 // ReadMetrics reads a metrics file; a line that cannot be read (a write
