@@ -47,6 +47,9 @@ func commands() []command {
 		{"loop", "train by self-play: start or resume a run", runLoop},
 		{"plot", "draw a run's loss and rating curves to a PNG", runPlot},
 		{"analyze", "search a position and print the best action and each action's statistics", runAnalyze},
+		{"export", "write a run's checkpoint as a self-contained model file", runExport},
+		{"info", "print what a model or checkpoint file holds", runInfo},
+		{"play", "play against a model in the terminal", runPlay},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
