@@ -40,7 +40,7 @@ func runInfo(ctx context.Context, args []string, io stdio) error {
 	}
 	var b strings.Builder
 	line := func(key, format string, args ...any) {
-		fmt.Fprintf(&b, "%-14s%s\n", key+":", fmt.Sprintf(format, args...))
+		fmt.Fprintf(&b, "%-15s%s\n", key+":", fmt.Sprintf(format, args...))
 	}
 	line("file", "%s", path)
 	line("kind", "%s, format version %d, %d bytes, checksum ok", kind, info.Version, info.Size)

@@ -50,6 +50,7 @@ func commands() []command {
 		{"export", "write a run's checkpoint as a self-contained model file", runExport},
 		{"info", "print what a model or checkpoint file holds", runInfo},
 		{"play", "play against a model in the terminal", runPlay},
+		{"gtp", "play a model as a GTP engine on standard input and output", runGTP},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
