@@ -11,10 +11,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/internal/atomicfile"
 )
 
 // The file format of checkpoints and model files, version 2, all integers
@@ -104,7 +104,7 @@ func writeNetworkFile(path string, game env.Game, arch Config, h fileHeader, arr
 	if len(header) > maxHeaderLen {
 		return fmt.Errorf("save network %s: header of %d bytes (metadata too large), limit %d", path, len(header), maxHeaderLen)
 	}
-	return writeAtomically(path, func(w io.Writer) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
 		sum := sha256.New()
 		out := io.MultiWriter(w, sum)
 		var fixed [16]byte
@@ -148,45 +148,6 @@ func (n *Network) arrays() [][]float32 {
 		out = append(out, p.data)
 	}
 	return out
-}
-
-// writeAtomically writes a file under a temporary name in the same
-// directory, syncs it and renames it to path, so that path holds either
-// the old file or the whole new one.
-func writeAtomically(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
-	if err = write(bw); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err = bw.Flush(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err = os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	// The rename itself is durable once the directory is synced.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }
 
 // LoadCheckpoint reads a checkpoint or model file for game. Everything is

@@ -143,7 +143,7 @@ func (sess *gtpSession) handle(ctx context.Context, command string, args []strin
 		if len(args) < 2 {
 			return "", errors.New("syntax error: play COLOR MOVE")
 		}
-		p, err := playerFlag(g, args[0])
+		p, err := sideFlag(g, args[0])
 		if err != nil {
 			return "", fmt.Errorf("syntax error: %w", err)
 		}
@@ -152,7 +152,7 @@ func (sess *gtpSession) handle(ctx context.Context, command string, args []strin
 		if len(args) != 1 {
 			return "", errors.New("syntax error: genmove COLOR")
 		}
-		p, err := playerFlag(g, args[0])
+		p, err := sideFlag(g, args[0])
 		if err != nil {
 			return "", fmt.Errorf("syntax error: %w", err)
 		}

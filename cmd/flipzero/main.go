@@ -51,6 +51,8 @@ func commands() []command {
 		{"info", "print what a model or checkpoint file holds", runInfo},
 		{"play", "play against a model in the terminal", runPlay},
 		{"gtp", "play a model as a GTP engine on standard input and output", runGTP},
+		{"arena", "play games between two players and print the score and Elo difference", runArena},
+		{"ratings", "fit Elo ratings to every match stored in a run", runRatings},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })

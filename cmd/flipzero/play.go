@@ -48,8 +48,8 @@ func (f engineFlags) engine() (*selfplay.Engine, error) {
 	return e, nil
 }
 
-// playerFlag reads a side by the game's name for it.
-func playerFlag(g env.Game, name string) (env.Player, error) {
+// sideFlag reads a side by the game's name for it.
+func sideFlag(g env.Game, name string) (env.Player, error) {
 	for _, p := range []env.Player{0, 1} {
 		if strings.EqualFold(name, g.PlayerName(p)) || (len(name) == 1 && strings.EqualFold(name, g.PlayerName(p)[:1])) {
 			return p, nil
@@ -75,7 +75,7 @@ func runPlay(ctx context.Context, args []string, io stdio) error {
 	g := e.Game()
 	human := env.Player(0)
 	if *as != "" {
-		if human, err = playerFlag(g, *as); err != nil {
+		if human, err = sideFlag(g, *as); err != nil {
 			return usageError{err}
 		}
 	}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/selfplay"
+)
+
+func TestArenaCommand(t *testing.T) {
+	dir := t.TempDir()
+	records := filepath.Join(dir, "games.txt")
+	run := filepath.Join(dir, "run")
+	code, out, errOut := runCLI(t, "", "arena", "--game", "tictactoe", "--a", "perfect", "--b", "random",
+		"--games", "10", "--records", records, "--run", run)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "perfect vs random in tictactoe: 10 games") {
+		t.Fatalf("output:\n%s", out)
+	}
+	f := strings.Fields(lines[1])
+	if len(f) != 6 || f[0] != "wins" || f[2] != "draws" || f[4] != "losses" || f[5] != "0" {
+		t.Fatalf("score line %q: want wins W draws D losses 0 (perfect never loses)", lines[1])
+	}
+	wins, _ := strconv.Atoi(f[1])
+	draws, _ := strconv.Atoi(f[3])
+	if wins+draws != 10 {
+		t.Errorf("%d wins and %d draws in 10 games", wins, draws)
+	}
+	if !strings.HasPrefix(lines[2], "score ") || !strings.HasPrefix(lines[3], "elo ") {
+		t.Errorf("score and elo lines: %q, %q", lines[2], lines[3])
+	}
+	raw, err := os.ReadFile(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(recs) != 10 {
+		t.Fatalf("%d records, want 10", len(recs))
+	}
+	for i, line := range recs {
+		f := strings.Split(line, "\t")
+		if len(f) != 5 || f[2] != "tictactoe" {
+			t.Fatalf("record %q: want moves, outcome, game, first, second", line)
+		}
+		s, err := env.Play(tictactoe.Game{}, f[0])
+		if err != nil || !s.Terminal() || env.ResultName(s) != f[1] {
+			t.Errorf("record %d %q does not replay to its outcome (%v)", i+1, line, err)
+		}
+		if first := []string{"perfect", "random"}[i%2]; f[3] != first {
+			t.Errorf("game %d: first player %s, want %s (colours alternate)", i+1, f[3], first)
+		}
+	}
+	// The match went into the run: ratings rate it.
+	code, out, errOut = runCLI(t, "", "ratings", "--run", run)
+	if code != 0 {
+		t.Fatalf("ratings: exit %d: %s", code, errOut)
+	}
+	rows := strings.Split(strings.TrimSpace(out), "\n")
+	if len(rows) != 3 || !strings.HasPrefix(rows[1], "perfect ") || !strings.HasPrefix(rows[2], "random ") {
+		t.Fatalf("ratings table:\n%s", out)
+	}
+	if f := strings.Fields(rows[2]); f[1] != "+0" || f[4] != "10" {
+		t.Errorf("random row %q: want +0 Elo over 10 games", rows[2])
+	}
+	if f := strings.Fields(rows[1]); !strings.HasPrefix(f[1], "+") || f[1] == "+0" {
+		t.Errorf("perfect row %q: want a positive rating", rows[1])
+	}
+}
+
+func TestArenaCommandSPRT(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "arena", "--game", "othello", "--a", "greedy", "--b", "random", "--games", "400", "--sprt")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "sprt accepted H1") || strings.Contains(out, ": 400 games") {
+		t.Errorf("greedy against random should stop early with H1:\n%s", out)
+	}
+}
+
+func TestArenaAndRatingsUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "corrupt")
+	if err := os.MkdirAll(corrupt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(corrupt, "matches.jsonl"), []byte("{\"a\":\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mixed := filepath.Join(dir, "mixed")
+	for _, m := range []selfplay.MatchRecord{
+		{Game: "othello", A: "greedy", B: "random", Wins: 3},
+		{Game: "tictactoe", A: "perfect", B: "random", Wins: 3},
+	} {
+		if err := selfplay.AppendMatch(mixed, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code, out, errOut := runCLI(t, "", "ratings", "--run", mixed, "--game", "othello"); code != 0 || !strings.Contains(out, "greedy") || strings.Contains(out, "perfect") {
+		t.Errorf("ratings of one game of a mixed run: exit %d, %q %q", code, out, errOut)
+	}
+	tests := [][]string{
+		{"arena", "--a", "random", "--b", "greedy"},
+		{"arena", "--game", "othello", "--b", "greedy"},
+		{"arena", "--game", "othello", "--a", "random", "--b", "nonsense"},
+		{"arena", "--game", "othello", "--a", "perfect", "--b", "random"},
+		{"arena", "--game", "tictactoe", "--a", "greedy", "--b", "random"},
+		{"arena", "--game", "othello", "--a", "mcts:0", "--b", "random"},
+		{"arena", "--game", "othello", "--a", "random", "--b", "random"},
+		{"arena", "--game", "othello", "--a", "random", "--b", "greedy", "--games", "0"},
+		{"arena", "--game", "othello", "--a", "random", "--b", "greedy", "--sprt", "--elo1", "-5"},
+		{"arena", "--game", "othello", "--a", "gtp:/nonexistent/engine", "--b", "greedy"},
+		{"ratings"},
+		{"ratings", "--run", filepath.Join(dir, "missing")},
+		{"ratings", "--run", corrupt},
+		{"ratings", "--run", mixed},
+		{"ratings", "--run", mixed, "--game", "reversi"},
+	}
+	for _, args := range tests {
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, errOut)
+		}
+		if strings.Count(errOut, "\n") != 1 || out != "" {
+			t.Errorf("%v: want one line on standard error and nothing on standard output, got %q / %q", args, errOut, out)
+		}
+	}
+}
+
+// TestArenaEngineDiesRecordsKept runs an "engine" that answers two
+// commands and exits: the arena fails with one line, and the record of
+// the game cut short is written.
+func TestArenaEngineDiesRecordsKept(t *testing.T) {
+	dir := t.TempDir()
+	engine := filepath.Join(dir, "engine.sh")
+	script := "#!/bin/sh\nread l; printf '= 2\\n\\n'; read l; printf '=\\n\\n'; echo 'engine: giving up' >&2; exit 3\n"
+	if err := os.WriteFile(engine, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	records := filepath.Join(dir, "games.txt")
+	code, out, errOut := runCLI(t, "", "arena", "--game", "tictactoe", "--a", "gtp:"+engine, "--b", "random",
+		"--games", "2", "--workers", "1", "--concurrent", "1", "--records", records)
+	if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 {
+		t.Fatalf("exit %d, stdout %q, stderr %q: want exit 1 and one line on standard error", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "exit status 3") || !strings.Contains(errOut, "engine: giving up") {
+		t.Errorf("error %q should say how the engine ended and quote it", errOut)
+	}
+	raw, err := os.ReadFile(records)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Split(strings.TrimSpace(string(raw)), "\t")
+	if len(f) != 5 || f[1] != "unfinished" || f[0] == "" {
+		t.Errorf("records %q: want the game cut short, unfinished, with its opening move", raw)
+	}
+}
+
+func TestArenaModelFilePlayer(t *testing.T) {
+	g := tictactoe.Game{}
+	net, err := nn.New(g, nn.DefaultConfig(g), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "gen0.model")
+	if err := nn.SaveModel(model, net, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "arena", "--game", "tictactoe", "--a", model, "--b", "random", "--games", "4", "--playouts", "16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.HasPrefix(out, model+" vs random in tictactoe: 4 games") {
+		t.Errorf("output:\n%s", out)
+	}
+	// A model of another game is bad input.
+	code, _, errOut = runCLI(t, "", "arena", "--game", "othello", "--a", model, "--b", "random")
+	if code != 2 || !strings.Contains(errOut, model) {
+		t.Errorf("a tic-tac-toe model in othello: exit %d, %q", code, errOut)
+	}
+}
+
+func TestPrintScoreElo(t *testing.T) {
+	g := tictactoe.Game{}
+	a, b := selfplay.RandomPlayer(), selfplay.PerfectPlayer()
+	tests := []struct {
+		score selfplay.Score
+		want  string
+	}{
+		// Winning all of 40 games: 0.05^(1/40) = 0.9278 at least, +444 Elo.
+		{selfplay.Score{Wins: 40}, "elo > +444 (every game won; 95% bound)"},
+		{selfplay.Score{Losses: 40}, "elo < -444 (every game lost; 95% bound)"},
+		{selfplay.Score{Wins: 5, Losses: 5}, "elo +0 ["},
+		{selfplay.Score{Draws: 8}, "elo +0 [+0, +0]"},
+	}
+	for _, tc := range tests {
+		var out strings.Builder
+		printScore(&out, g, a, b, selfplay.ArenaResult{Score: tc.score}, nil, 0)
+		if !strings.Contains(out.String(), "\n"+tc.want) {
+			t.Errorf("%+v: output\n%s\nwant a line starting %q", tc.score, out.String(), tc.want)
+		}
+	}
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/flipzero/flipzero/selfplay"
+)
+
+func runRatings(ctx context.Context, args []string, io stdio) error {
+	fs := newFlags("ratings", "ratings --run DIR [--game G] [--anchor PLAYER]\n\n"+
+		"Fits maximum-likelihood Elo ratings (Bradley-Terry, a draw half a win) to every\n"+
+		"match in DIR/matches.jsonl and prints one line per player, strongest first:\n"+
+		"the rating with its 95% interval and the games played.", io.out)
+	runDir := fs.String("run", "", "the run's folder")
+	anchor := fs.String("anchor", "random", "the player rated 0")
+	gameName := fs.String("game", "", "rate only this game's matches (needed when the run holds several games)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *runDir == "" {
+		return usagef("--run is required")
+	}
+	records, err := selfplay.ReadMatches(*runDir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return usagef("run %s has no matches yet (no %s)", *runDir, selfplay.MatchesFile)
+		}
+		return usageError{err}
+	}
+	games := map[string]bool{}
+	var kept []selfplay.MatchRecord
+	for _, r := range records {
+		games[r.Game] = true
+		if *gameName == "" || r.Game == *gameName {
+			kept = append(kept, r)
+		}
+	}
+	if *gameName == "" && len(games) > 1 {
+		names := slices.Sorted(maps.Keys(games))
+		return usagef("run %s holds matches of %s: choose one with --game", *runDir, strings.Join(names, ", "))
+	}
+	records = kept
+	if len(records) == 0 {
+		return usagef("run %s: %s holds no match to rate", *runDir, selfplay.MatchesFile)
+	}
+	ratings, err := selfplay.FitRatings(selfplay.Matches(records), *anchor)
+	if err != nil {
+		return usageError{err}
+	}
+	width := len("player")
+	for _, r := range ratings {
+		width = max(width, len(r.Player))
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "%-*s %6s %6s %6s %6s\n", width, "player", "elo", "low", "high", "games")
+	for _, r := range ratings {
+		fmt.Fprintf(&out, "%-*s %+6.0f %+6.0f %+6.0f %6d\n", width, r.Player, r.Elo, r.Low, r.High, r.Games)
+	}
+	_, err = io.out.Write([]byte(out.String()))
+	return err
+}
