@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,4 +192,91 @@ func TestGTPUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line on standard error", args, code, out, errOut)
 		}
 	}
+}
+
+// TestGTPPassLeftOut plays Othello to a position where Black must pass
+// and then tells the engine White's move without the pass, as Othello
+// controllers do: the engine passes for Black by itself, and undo takes
+// back both.
+func TestGTPPassLeftOut(t *testing.T) {
+	model := untrainedModel(t, "othello")
+	var script strings.Builder
+	moves := strings.Split("d3;c3;e6;d2;d1;e1;b3;c1", ";")
+	for i, m := range moves {
+		script.WriteString("play " + []string{"b", "w"}[i%2] + " " + strings.ToUpper(m) + "\n")
+	}
+	script.WriteString("genmove b\nshowboard\nplay w d6\nshowboard\nundo\nshowboard\n")
+	code, out, errOut := runCLI(t, script.String(), "gtp", "--model", model, "--playouts", "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	answers := gtpAnswers(t, out)[len(moves):]
+	for i, a := range gtpAnswers(t, out)[:len(moves)] {
+		if a != "= " {
+			t.Fatalf("play %s: %q", moves[i], a)
+		}
+	}
+	if answers[0] != "= PASS" {
+		t.Errorf("genmove b with no black move: %q, want = PASS", answers[0])
+	}
+	g, _ := games.ByName("othello")
+	for _, b := range []struct {
+		answer int
+		moves  string
+	}{{1, "pass"}, {3, "pass;d6"}, {5, "pass"}} {
+		want, _ := env.Play(g, strings.Join(moves, ";")+";"+b.moves)
+		board := strings.TrimPrefix(answers[b.answer], "= \n")
+		if !strings.HasPrefix(board, drawBoard(want)[:len(drawBoard(want))-len("black to move\n")]) {
+			t.Errorf("showboard after %s:\n%s\nwant\n%s", b.moves, board, drawBoard(want))
+		}
+	}
+	if answers[2] != "= " || answers[4] != "= " {
+		t.Errorf("play w d6 after a pass left out: %q; undo: %q", answers[2], answers[4])
+	}
+}
+
+// TestGTPAgainstGRhino plays a real match: the arena's GTP client runs
+// "flipzero gtp" with an Othello model against GRhino at level 1 for two
+// games, one with each colour.
+func TestGTPAgainstGRhino(t *testing.T) {
+	const grhino = "/usr/games/gtp-rhino"
+	if _, err := os.Stat(grhino); err != nil {
+		t.Skip("GRhino is not installed (apt-get install grhino; .ci/run installs it)")
+	}
+	model := untrainedModel(t, "othello")
+	// The test binary acts as flipzero when this is set (see TestMain);
+	// GRhino ignores it.
+	t.Setenv("FLIPZERO_AS_COMMAND", "1")
+	ours, err := selfplay.ParsePlayer(fmt.Sprintf(`gtp:'%s' gtp --model '%s' --playouts 16`, os.Args[0], model), selfplay.PlayerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := selfplay.ParsePlayer(`gtp:"`+grhino+` -l 1"`, selfplay.PlayerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := games.ByName("othello")
+	r, err := selfplay.RunArena(context.Background(), g, ours, theirs, selfplay.ArenaOptions{Games: 2, Workers: 1, PerWorker: 1, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Score.Games() != 2 || len(r.Games) != 2 {
+		t.Fatalf("score %+v after %d games, want 2 games", r.Score, len(r.Games))
+	}
+	for i, game := range r.Games {
+		if game.Outcome == "unfinished" && game.Resigned == env.NoPlayer {
+			t.Fatalf("game %d unfinished", i)
+		}
+		// Every move of the record is legal, and the outcome is the
+		// position's.
+		s, err := env.Play(g, strings.Join(game.Moves, ";"))
+		if err != nil {
+			t.Fatalf("game %d: %v", i, err)
+		}
+		if game.Resigned == env.NoPlayer && (!s.Terminal() || env.ResultName(s) != game.Outcome) {
+			t.Errorf("game %d: outcome %s, the moves give %s (over: %v)", i, game.Outcome, env.ResultName(s), s.Terminal())
+		}
+		t.Logf("game %d: %s (%s vs %s), %d moves", i, game.Outcome, game.Players[0], game.Players[1], len(game.Moves))
+	}
+	t.Logf("flipzero (untrained, 16 playouts) vs GRhino level 1: %+v", r.Score)
 }
