@@ -51,6 +51,7 @@ func commands() []command {
 		{"info", "print what a model or checkpoint file holds", runInfo},
 		{"play", "play against a model in the terminal", runPlay},
 		{"gtp", "play a model as a GTP engine on standard input and output", runGTP},
+		{"serve", "serve a web page to play against a model in a browser", runServe},
 		{"arena", "play games between two players and print the score and Elo difference", runArena},
 		{"ratings", "fit Elo ratings to every match stored in a run", runRatings},
 	}
