@@ -154,3 +154,31 @@ func TestLoadModel(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkEngineGenMove measures a decision of the engine people play
+// against: 64 playouts of an Othello network (the default architecture,
+// untrained) from the start position, the tree started afresh each time.
+func BenchmarkEngineGenMove(b *testing.B) {
+	g := othello.Othello()
+	net, err := nn.New(g, nn.DefaultConfig(g), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	eval, err := net.Fold().NewEvaluator(mcts.DefaultConfig().LeavesPerTree)
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := NewEngine(g, eval, EngineOptions{Playouts: 64})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := e.GenMove(ctx); err != nil {
+			b.Fatal(err)
+		}
+		e.Undo()
+	}
+	b.ReportMetric(float64(b.N*64)/b.Elapsed().Seconds(), "playouts/s")
+}

@@ -67,6 +67,27 @@ func TestExportAndGTPTicTacToe(t *testing.T) {
 		t.Errorf("info lacks the checksum, steps, positions seen or training date:\n%s", out)
 	}
 
+	// analyze --model searches with the model's network; its game comes
+	// from the file.
+	code, out, errOut = runCLI(t, "", "analyze", "--model", model, "--moves", "a1;b2", "--playouts", "40")
+	if code != 0 {
+		t.Fatalf("analyze --model: exit %d: %s", code, errOut)
+	}
+	g, _ := games.ByName("tictactoe")
+	s, _ := env.Play(g, "a1;b2")
+	if _, err := env.ParseLegal(s, strings.SplitN(out, "\n", 2)[0]); err != nil || strings.Count(out, "\n") != 8 {
+		t.Errorf("analyze --model: the best move is not legal (%v) or the lines are not one per legal move:\n%s", err, out)
+	}
+	for _, args := range [][]string{
+		{"analyze", "--model", model, "--game", "othello", "--playouts", "4"},
+		{"analyze", "--model", filepath.Join(t.TempDir(), "none"), "--playouts", "4"},
+		{"export", "--run", run, "--checkpoint", "7", "--out", model},
+	} {
+		if code, _, errOut := runCLI(t, "", args...); code != 2 || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want 2 and one line", args, code, errOut)
+		}
+	}
+
 	script := strings.Join([]string{
 		"protocol_version",
 		"1 name",
@@ -103,8 +124,7 @@ func TestExportAndGTPTicTacToe(t *testing.T) {
 			t.Errorf("answer %d: %q, want it to start with %q", i+1, answers[i], w)
 		}
 	}
-	g, _ := games.ByName("tictactoe")
-	s, _ := env.Play(g, "b2")
+	s, _ = env.Play(g, "b2")
 	white := strings.ToLower(strings.TrimPrefix(answers[8], "= "))
 	if _, err := env.ParseLegal(s, white); err != nil {
 		t.Fatalf("genmove white answered %q: %v", answers[8], err)
