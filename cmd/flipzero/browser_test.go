@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 // startServe runs "flipzero serve" as a real process on a free loopback
@@ -240,4 +244,97 @@ func TestBrowserYinsh(t *testing.T) {
 		t.Errorf("move list %v, want %d entries with M %s %s at %d", history, next, from, to, ply)
 	}
 	screenshot(t, ctx, "yinsh.png")
+}
+
+// rowPosition plays random YINSH decisions until the player to decide
+// must remove a row, and returns the decisions.
+func rowPosition(t *testing.T, e *selfplay.Engine) []int {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(7, 8))
+	var legal []int
+	for game := 0; game < 200; game++ {
+		e.NewGame()
+		for !e.State().Terminal() {
+			legal = e.State().LegalActions(legal)
+			if strings.HasPrefix(e.Game().FormatAction(legal[0]), "R ") {
+				return append([]int(nil), e.History()...)
+			}
+			e.Play(legal[rng.IntN(len(legal))])
+		}
+	}
+	t.Fatal("no row to remove in 200 random games")
+	return nil
+}
+
+// TestBrowserYinshRow removes a row by clicking its markers, then a ring,
+// in a position reached by random play, and checks that the bot answered.
+func TestBrowserYinshRow(t *testing.T) {
+	ctx := browser(t)
+	e, err := selfplay.NewModelEngine(untrainedModel(t, "yinsh"), selfplay.EngineOptions{Playouts: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := rowPosition(t, e)
+	gs, err := newGameServer(e, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range history {
+		if err := e.Play(a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gs.human = e.State().ToMove()
+	srv := httptest.NewServer(gs.handler())
+	defer srv.Close()
+	_, v, _ := call(t, srv, "GET", "/api/state", "")
+	var row moveView
+	for _, m := range v.Legal {
+		if m.Kind == "row" {
+			row = m
+			break
+		}
+	}
+	ply := len(history)
+	if row.Move == "" || !v.YourTurn {
+		t.Fatalf("no row to remove for the person: %+v", v.Legal)
+	}
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL), chromedp.WaitVisible(fmt.Sprintf(`body[data-ply="%d"]`, ply), chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	// Click the row's markers until the page knows which row is meant.
+	for i, p := range row.Points {
+		if err := chromedp.Run(ctx, chromedp.Click(`#pt-`+p, chromedp.ByQuery)); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			screenshot(t, ctx, "yinsh-row.png")
+		}
+		var n string
+		chromedp.Run(ctx, chromedp.Evaluate(`document.body.dataset.busy === "true" ? "" : document.body.dataset.ply`, &n))
+		if n == fmt.Sprint(ply+1) {
+			break
+		}
+	}
+	ply = plyAfter(t, ctx, ply)
+	_, v, _ = call(t, srv, "GET", "/api/state", "")
+	if v.History[len(history)] != row.Move {
+		t.Fatalf("the page played %s, want %s", v.History[len(history)], row.Move)
+	}
+	if !v.YourTurn || !strings.HasPrefix(v.Legal[0].Move, "X ") {
+		t.Fatalf("after the row: your turn %v, legal %v", v.YourTurn, v.Legal)
+	}
+	// Then a ring.
+	if err := chromedp.Run(ctx, chromedp.Click(target, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	ply = plyAfter(t, ctx, ply)
+	_, v, _ = call(t, srv, "GET", "/api/state", "")
+	if x := v.History[len(history)+1]; !strings.HasPrefix(x, "X ") {
+		t.Fatalf("after the row the page played %s, want a ring removal", x)
+	}
+	if !v.Over && (len(v.History) < len(history)+3 || !v.YourTurn) {
+		t.Errorf("the bot did not answer: history %v", v.History[len(history):])
+	}
+	t.Logf("removed %s then %s; the bot answered %v", row.Move, v.History[len(history)+1], v.History[len(history)+2:])
 }
