@@ -203,10 +203,17 @@ func TestGTPPlaysWholeGames(t *testing.T) {
 	}
 }
 
-func TestGTPUsageErrors(t *testing.T) {
+// TestModelCommandsUsageErrors checks the one-line errors and exit status
+// 2 of the commands that take a model.
+func TestModelCommandsUsageErrors(t *testing.T) {
 	junk := filepath.Join(t.TempDir(), "junk.fznet")
 	os.WriteFile(junk, []byte("FZNET but not really"), 0o644)
-	for _, args := range [][]string{{"gtp"}, {"gtp", "--model", junk}, {"export", "--run", t.TempDir(), "--out", "x"}, {"info"}, {"info", junk}} {
+	model := untrainedModel(t, "othello")
+	for _, args := range [][]string{
+		{"gtp"}, {"gtp", "--model", junk}, {"gtp", "--model", model, "--playouts", "-1"},
+		{"export"}, {"export", "--run", t.TempDir(), "--out", "x"}, {"info"}, {"info", junk}, {"info", model, model},
+		{"serve"}, {"serve", "--model", model, "--addr", "256.0.0.1:80"}, {"serve", "--model", model, "--as", "red"},
+	} {
 		code, out, errOut := runCLI(t, "", args...)
 		if code != 2 || strings.Count(errOut, "\n") != 1 || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line on standard error", args, code, out, errOut)
