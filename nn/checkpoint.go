@@ -17,7 +17,7 @@ import (
 	"github.com/flipzero/flipzero/internal/atomicfile"
 )
 
-// The file format of checkpoints and model files, version 1, all integers
+// The file format of checkpoints and model files, version 2, all integers
 // and floats little-endian:
 //
 //	magic     8 bytes "FZNET\x00\r\n" (the CR LF catches text-mode copies)
@@ -30,10 +30,15 @@ import (
 //	          sizes follow from the game and the architecture in the header
 //	checksum  SHA-256 of everything before it
 //
-// A model file is the same format without the optimizer section.
+// A model file is the same format without the optimizer section. An
+// exported model (header.folded, new in version 2) holds instead the
+// inference weights with batch norm folded in: see SaveFolded. Version 1
+// files are version 2 files without that field, and are still read.
 const (
 	fileMagic     = "FZNET\x00\r\n"
-	formatVersion = 1
+	formatVersion = 2
+	// oldestVersion is the oldest format version this program reads.
+	oldestVersion = 1
 	maxHeaderLen  = 1 << 20
 	checksumLen   = sha256.Size
 )
@@ -54,6 +59,7 @@ type fileHeader struct {
 	Step      int64             `json:"step"`
 	Created   time.Time         `json:"created"`
 	Optimizer bool              `json:"optimizer"`
+	Folded    bool              `json:"folded,omitempty"`
 	Train     *TrainConfig      `json:"train,omitempty"`
 	Metadata  map[string]string `json:"metadata,omitempty"`
 }
@@ -67,6 +73,10 @@ type Checkpoint struct {
 	Step     int64
 	Created  time.Time
 	Metadata map[string]string
+	// Folded says the file held inference weights with batch norm folded
+	// in (an exported model): Network then plays like the network it was
+	// exported from but cannot be trained.
+	Folded bool
 }
 
 // SaveCheckpoint writes the trainer's network, optimizer state and step
@@ -74,18 +84,18 @@ type Checkpoint struct {
 func SaveCheckpoint(path string, t *Trainer, metadata map[string]string) error {
 	cfg := t.cfg
 	h := fileHeader{Step: t.steps, Optimizer: true, Train: &cfg, Metadata: metadata}
-	return writeNetworkFile(path, t.net, h, t.velocity)
+	return writeNetworkFile(path, t.net.game, t.net.cfg, h, append(t.net.arrays(), t.velocity...))
 }
 
 // SaveModel writes a network without optimizer state atomically to path:
 // the file to play with.
 func SaveModel(path string, n *Network, step int64, metadata map[string]string) error {
-	return writeNetworkFile(path, n, fileHeader{Step: step, Metadata: metadata}, nil)
+	return writeNetworkFile(path, n.game, n.cfg, fileHeader{Step: step, Metadata: metadata}, n.arrays())
 }
 
-func writeNetworkFile(path string, n *Network, h fileHeader, velocity [][]float32) error {
-	h.Game = n.game.Name()
-	h.Arch = n.cfg
+func writeNetworkFile(path string, game env.Game, arch Config, h fileHeader, arrays [][]float32) error {
+	h.Game = game.Name()
+	h.Arch = arch
 	h.Created = time.Now().UTC().Truncate(time.Second)
 	header, err := json.Marshal(h)
 	if err != nil {
@@ -107,8 +117,6 @@ func writeNetworkFile(path string, n *Network, h fileHeader, velocity [][]float3
 		if _, err := out.Write(header); err != nil {
 			return err
 		}
-		arrays := n.arrays()
-		arrays = append(arrays, velocity...)
 		buf := make([]byte, 0, 1<<16)
 		for _, a := range arrays {
 			for _, v := range a {
@@ -187,8 +195,9 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 	if string(fixed[:8]) != fileMagic {
 		return nil, ErrNotNetwork
 	}
-	if v := binary.LittleEndian.Uint32(fixed[8:]); v != formatVersion {
-		return nil, fmt.Errorf("%w %d (this program reads version %d)", ErrVersion, v, formatVersion)
+	version := binary.LittleEndian.Uint32(fixed[8:])
+	if version < oldestVersion || version > formatVersion {
+		return nil, fmt.Errorf("%w %d (this program reads versions %d to %d)", ErrVersion, version, oldestVersion, formatVersion)
 	}
 	headerLen := int64(binary.LittleEndian.Uint32(fixed[12:]))
 	if headerLen > maxHeaderLen {
@@ -237,6 +246,9 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 	if h.Step < 0 {
 		return nil, fmt.Errorf("%w: step %d", ErrCorrupt, h.Step)
 	}
+	if h.Folded && (version < 2 || h.Optimizer) {
+		return nil, fmt.Errorf("%w: folded weights in a version %d file with optimizer %v", ErrCorrupt, version, h.Optimizer)
+	}
 	n, tr, err := h.newNetwork(game)
 	if err != nil {
 		return nil, err
@@ -248,14 +260,23 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 	if _, err := f.Seek(16+headerLen, io.SeekStart); err != nil {
 		return nil, err
 	}
-	arrays := n.arrays()
-	if tr != nil {
-		arrays = append(arrays, tr.velocity...)
+	r := bufio.NewReaderSize(f, 1<<16)
+	if h.Folded {
+		folded := n.Fold()
+		if err := readArrays(r, folded.arrays()); err != nil {
+			return nil, err
+		}
+		n.unfold(folded)
+	} else {
+		arrays := n.arrays()
+		if tr != nil {
+			arrays = append(arrays, tr.velocity...)
+		}
+		if err := readArrays(r, arrays); err != nil {
+			return nil, err
+		}
 	}
-	if err := readArrays(bufio.NewReaderSize(f, 1<<16), arrays); err != nil {
-		return nil, err
-	}
-	return &Checkpoint{Network: n, Trainer: tr, Step: h.Step, Created: h.Created, Metadata: h.Metadata}, nil
+	return &Checkpoint{Network: n, Trainer: tr, Step: h.Step, Created: h.Created, Metadata: h.Metadata, Folded: h.Folded}, nil
 }
 
 // newNetwork builds the network (and trainer, with optimizer state) the
@@ -307,6 +328,11 @@ func (h fileHeader) fileSize(game env.Game, headerLen int64) (int64, error) {
 	learn += dense
 	if h.Optimizer {
 		values += learn
+	}
+	if h.Folded {
+		// Each convolution keeps its weights and one bias per output
+		// channel instead of four batch-norm arrays.
+		values -= 3 * (f + int64(c.Blocks)*2*f + int64(c.PolicyFilters) + int64(c.ValueFilters))
 	}
 	return 16 + headerLen + 4*values + checksumLen, nil
 }

@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/mcts"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 // evaluatorFlag builds the evaluator named on the command line and the
@@ -33,8 +35,9 @@ func evaluatorFlag(name string, rollouts int, seed uint64) (mcts.Evaluator, mcts
 }
 
 func runAnalyze(ctx context.Context, args []string, io stdio) error {
-	fs := newFlags("analyze", "analyze --game G [--moves SEQ] --playouts N [--evaluator uniform|rollout]\n\n"+
-		"Searches the position and prints the best action alone on the first line, then one\n"+
+	fs := newFlags("analyze", "analyze --game G [--moves SEQ] --playouts N [--evaluator uniform|rollout]\n"+
+		"       analyze --model FILE [--moves SEQ] --playouts N\n\n"+
+		"Searches the position (with a model's network, or a built-in evaluator) and prints the best action alone on the first line, then one\n"+
 		"line per legal action, most visited first: action, visits, prior, and mean value\n"+
 		"for the player to move (\"-\" when unvisited).", io.out)
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
@@ -43,19 +46,33 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 	evalName := fs.String("evaluator", "rollout", "leaf evaluator: uniform or rollout")
 	rollouts := fs.Int("rollouts", 1, "random games per leaf with --evaluator rollout")
 	seed := fs.Uint64("seed", 1, "seed of the random playouts")
+	model := fs.String("model", "", "model or checkpoint file whose network guides the search (sets the game)")
 	if err := parseFlags(fs, args); err != nil {
-		return err
-	}
-	g, err := gameFlag(*gameName)
-	if err != nil {
 		return err
 	}
 	if *playouts < 1 {
 		return usagef("--playouts must be at least 1, got %d", *playouts)
 	}
-	eval, cfg, err := evaluatorFlag(*evalName, *rollouts, *seed)
-	if err != nil {
-		return err
+	var (
+		g    env.Game
+		eval mcts.Evaluator
+		cfg  mcts.Config
+		err  error
+	)
+	if *model != "" {
+		g, eval, err = modelEvaluator(*model, *gameName)
+		if err != nil {
+			return err
+		}
+		cfg = mcts.DefaultConfig()
+		cfg.DirichletWeight = 0
+	} else {
+		if g, err = gameFlag(*gameName); err != nil {
+			return err
+		}
+		if eval, cfg, err = evaluatorFlag(*evalName, *rollouts, *seed); err != nil {
+			return err
+		}
 	}
 	s, err := livePosition(g, *moves)
 	if err != nil {
@@ -83,4 +100,22 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 	}
 	_, err = io.out.Write([]byte(out.String()))
 	return err
+}
+
+// modelEvaluator loads a model or checkpoint file and returns its game and
+// an evaluator over its network. gameName, when given, must be the
+// model's game.
+func modelEvaluator(path, gameName string) (env.Game, mcts.Evaluator, error) {
+	ckpt, g, err := selfplay.LoadModel(path)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	if gameName != "" && gameName != g.Name() {
+		return nil, nil, usagef("--game %s, but the model %s plays %s", gameName, path, g.Name())
+	}
+	eval, err := ckpt.Network.Fold().NewEvaluator(mcts.DefaultConfig().LeavesPerTree)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, eval, nil
 }

@@ -47,6 +47,11 @@ func commands() []command {
 		{"loop", "train by self-play: start or resume a run", runLoop},
 		{"plot", "draw a run's loss and rating curves to a PNG", runPlot},
 		{"analyze", "search a position and print the best action and each action's statistics", runAnalyze},
+		{"export", "write a run's checkpoint as a self-contained model file", runExport},
+		{"info", "print what a model or checkpoint file holds", runInfo},
+		{"play", "play against a model in the terminal", runPlay},
+		{"gtp", "play a model as a GTP engine on standard input and output", runGTP},
+		{"serve", "serve a web page to play against a model in a browser", runServe},
 		{"arena", "play games between two players and print the score and Elo difference", runArena},
 		{"ratings", "fit Elo ratings to every match stored in a run", runRatings},
 	}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/selfplay"
+)
+
+func runInfo(ctx context.Context, args []string, io stdio) error {
+	fs := newFlags("info", "info FILE\n\n"+
+		"Prints what a model or checkpoint file holds: game, architecture, training\n"+
+		"steps and metadata. The whole file is read and its checksum checked.", io.out)
+	fs.takesFiles = true
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usagef("want one model file, got %d arguments", fs.NArg())
+	}
+	path := fs.Arg(0)
+	info, err := nn.ReadInfo(path)
+	if err != nil {
+		return usageError{err}
+	}
+	ckpt, _, err := selfplay.LoadModel(path)
+	if err != nil {
+		return usageError{err}
+	}
+	kind := "model"
+	switch {
+	case info.Folded:
+		kind = "exported model (batch norm folded)"
+	case info.Optimizer:
+		kind = "checkpoint (with optimizer state)"
+	}
+	var b strings.Builder
+	line := func(key, format string, args ...any) {
+		fmt.Fprintf(&b, "%-15s%s\n", key+":", fmt.Sprintf(format, args...))
+	}
+	line("file", "%s", path)
+	line("kind", "%s, format version %d, %d bytes, checksum ok", kind, info.Version, info.Size)
+	line("game", "%s", info.Game)
+	line("architecture", "%v", info.Arch)
+	line("parameters", "%d", ckpt.Network.Parameters())
+	line("steps", "%d", info.Step)
+	line("created", "%s", info.Created.UTC().Format(time.RFC3339))
+	keys := make([]string, 0, len(info.Metadata))
+	for k := range info.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		line(k, "%s", info.Metadata[k])
+	}
+	_, err = io.out.Write([]byte(b.String()))
+	return err
+}

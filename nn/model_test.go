@@ -1,0 +1,108 @@
+package nn
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flipzero/flipzero/env/tictactoe"
+)
+
+// TestFoldedModelRoundTrip exports a trained network with perturbed batch
+// norms as a folded model: the file is smaller than the plain model, its
+// header says what it is, and the network loaded from it gives the same
+// outputs as the original within float32 rounding.
+func TestFoldedModelRoundTrip(t *testing.T) {
+	tr, b := trainedTicTacToe(t)
+	perturbBatchNorm(tr.net, 9)
+	dir := t.TempDir()
+	folded := filepath.Join(dir, "exported.fznet")
+	plain := filepath.Join(dir, "plain.fznet")
+	meta := map[string]string{"generation": "4", "samples_total": "999"}
+	if err := SaveFolded(folded, tr.net.Fold(), tr.Steps(), meta); err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveModel(plain, tr.net, tr.Steps(), meta); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := LoadCheckpoint(folded, tictactoe.Game{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ck.Folded || ck.Trainer != nil || ck.Step != 3 || ck.Metadata["samples_total"] != "999" {
+		t.Fatalf("loaded folded %v, trainer %v, step %d, metadata %v", ck.Folded, ck.Trainer != nil, ck.Step, ck.Metadata)
+	}
+	want, _ := tr.net.Fold().NewEvaluator(16)
+	got, _ := ck.Network.Fold().NewEvaluator(16)
+	wl, ww, _ := want.Forward(b.Inputs, 16)
+	gl, gw, _ := got.Forward(b.Inputs, 16)
+	if d := max(maxAbsDiff(wl, gl), maxAbsDiff(ww, gw)); d > 1e-5 {
+		t.Errorf("the exported model's outputs differ from the network's by %g", d)
+	}
+
+	fi, _ := os.Stat(folded)
+	pi, _ := os.Stat(plain)
+	// Three fewer float32s per convolution channel (the tower's and the
+	// heads'), and a header longer by `,"folded":true`.
+	c := tinyConfig
+	channels := c.Filters*(1+2*c.Blocks) + c.PolicyFilters + c.ValueFilters
+	wantSmaller := int64(4*3*channels - len(`,"folded":true`))
+	if pi.Size()-fi.Size() != wantSmaller {
+		t.Errorf("folded model %d bytes, plain %d: want %d fewer", fi.Size(), pi.Size(), wantSmaller)
+	}
+
+	tests := []struct {
+		path              string
+		folded, optimizer bool
+	}{{folded, true, false}, {plain, false, false}}
+	for _, tt := range tests {
+		info, err := ReadInfo(tt.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Game != "tictactoe" || info.Folded != tt.folded || info.Optimizer != tt.optimizer ||
+			info.Version != formatVersion || info.Arch != tinyConfig || info.Step != 3 || info.Metadata["generation"] != "4" {
+			t.Errorf("%s: info %+v", filepath.Base(tt.path), info)
+		}
+	}
+}
+
+// TestFoldedModelDamage checks that damage to an exported model is caught
+// like damage to a checkpoint, and that ReadInfo rejects what is not a
+// network file.
+func TestFoldedModelDamage(t *testing.T) {
+	tr, _ := trainedTicTacToe(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "exported.fznet")
+	if err := SaveFolded(path, tr.net.Fold(), tr.Steps(), nil); err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.fznet")
+	tests := []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"flipped weight", func() []byte { d := append([]byte(nil), good...); d[len(d)-40] ^= 4; return d }(), ErrCorrupt},
+		{"cut", good[:len(good)-7], ErrTruncated},
+	}
+	for _, tt := range tests {
+		if err := os.WriteFile(bad, tt.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadCheckpoint(bad, tictactoe.Game{}); !errors.Is(err, tt.want) {
+			t.Errorf("%s: error %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	for _, data := range [][]byte{nil, []byte("hello, this is text and not a network\n")} {
+		os.WriteFile(bad, data, 0o644)
+		if _, err := ReadInfo(bad); !errors.Is(err, ErrNotNetwork) {
+			t.Errorf("ReadInfo of %q: error %v, want %v", data, err, ErrNotNetwork)
+		}
+	}
+}
