@@ -167,7 +167,8 @@ func TestLoopMeasuresEachGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(t.TempDir(), "arena.yaml")
-	text := string(raw) + "\narena:\n  games: 6\n  playouts: 8\n  baseline: random\n  gate: 0.99\n"
+	text, _, _ := strings.Cut(string(raw), "\narena:")
+	text += "\narena:\n  games: 6\n  playouts: 8\n  baseline: random\n  gate: 0.99\n"
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
