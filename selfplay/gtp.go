@@ -253,7 +253,7 @@ func (e *gtpEngine) Move(ctx context.Context, s env.State) (int, error) {
 	if strings.EqualFold(answer, "resign") {
 		return Resign, nil
 	}
-	action, err := e.game.ParseAction(strings.ToLower(answer))
+	action, err := parseEngineMove(e.game, answer)
 	if err != nil {
 		return 0, fmt.Errorf("gtp engine %s answered %q to %q: %w", e.name, answer, command, err)
 	}
@@ -350,4 +350,21 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// parseEngineMove reads an engine's move in the game's notation, whatever
+// the case the engine writes it in: GTP engines write Othello moves and
+// passes in capitals (F5, PASS), YINSH's notation has capital verbs and
+// points (M E5 E9).
+func parseEngineMove(g env.Game, answer string) (int, error) {
+	action, err := g.ParseAction(answer)
+	if err == nil {
+		return action, nil
+	}
+	for _, variant := range []string{strings.ToLower(answer), strings.ToUpper(answer)} {
+		if a, e := g.ParseAction(variant); e == nil {
+			return a, nil
+		}
+	}
+	return 0, err
 }

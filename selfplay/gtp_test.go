@@ -280,3 +280,25 @@ func TestGRhinoPass(t *testing.T) {
 		t.Fatalf("GRhino refused Black's move after the pass: %v", err)
 	}
 }
+
+func TestParseEngineMoveAnyCase(t *testing.T) {
+	tests := []struct {
+		game, answer, want string
+	}{
+		{"othello", "F5", "f5"},
+		{"othello", "PASS", "pass"},
+		{"yinsh", "M E5 E9", "M E5 E9"},
+		{"yinsh", "PASS", "pass"},
+		{"yinsh", "x k8", "X K8"},
+	}
+	for _, tt := range tests {
+		g := game(t, tt.game)
+		a, err := parseEngineMove(g, tt.answer)
+		if err != nil || g.FormatAction(a) != tt.want {
+			t.Errorf("%s %q: got %q, %v; want %s", tt.game, tt.answer, g.FormatAction(a), err, tt.want)
+		}
+	}
+	if _, err := parseEngineMove(game(t, "yinsh"), "Q Z9"); err == nil {
+		t.Error("nonsense parsed")
+	}
+}

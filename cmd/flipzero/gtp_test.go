@@ -307,3 +307,32 @@ func TestGTPAgainstGRhino(t *testing.T) {
 	}
 	t.Logf("flipzero (untrained, 16 playouts) vs GRhino level 1: %+v", r.Score)
 }
+
+// TestGTPYinshThroughArenaClient plays flipzero's own GTP engine with a
+// YINSH blitz model through the arena's GTP client, so several decisions
+// per turn and YINSH's notation cross the protocol both ways.
+func TestGTPYinshThroughArenaClient(t *testing.T) {
+	model := untrainedModel(t, "yinsh-blitz")
+	t.Setenv("FLIPZERO_AS_COMMAND", "1")
+	ours, err := selfplay.ParsePlayer(fmt.Sprintf(`gtp:'%s' gtp --model '%s' --playouts 4`, os.Args[0], model), selfplay.PlayerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, _ := games.ByName("yinsh-blitz")
+	r, err := selfplay.RunArena(context.Background(), g, ours, selfplay.RandomPlayer(), selfplay.ArenaOptions{Games: 2, Workers: 1, PerWorker: 1, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, game := range r.Games {
+		s, err := env.Play(g, strings.Join(game.Moves, ";"))
+		if err != nil {
+			t.Fatalf("game %d: %v", i, err)
+		}
+		if !s.Terminal() || env.ResultName(s) != game.Outcome {
+			t.Errorf("game %d: outcome %s after %d moves, the moves give %s (over: %v)", i, game.Outcome, len(game.Moves), env.ResultName(s), s.Terminal())
+		}
+	}
+	if r.Score.Games() != 2 {
+		t.Errorf("%d games finished, want 2", r.Score.Games())
+	}
+}
