@@ -93,6 +93,7 @@ func PlotMetrics(metrics []GenerationMetrics, out string) error {
 	losses.Title.Text = "training loss"
 	losses.X.Label.Text = "generation"
 	losses.Y.Label.Text = "loss"
+	losses.Legend.Top = true
 	policy, value := make(plotter.XYs, 0, len(metrics)), make(plotter.XYs, 0, len(metrics))
 	var ratings plotter.XYs
 	for _, m := range metrics {
