@@ -85,7 +85,7 @@ func runBenchEnv(ctx context.Context, args []string, io stdio) error {
 	elapsed = time.Since(begin).Seconds()
 	fmt.Fprintf(io.out, "%s random playouts: %.0f games/s (%.1f plies per game)\n", g.Name(), float64(games)/elapsed, float64(plies)/float64(games))
 
-	positions := randomPositions(g, 256, rng)
+	positions := env.RandomPositions(g, 256, 1, false)
 	planes, h, w := g.EncodedShape()
 	dst := make([]float32, planes*h*w)
 	encoded := 0
@@ -99,21 +99,4 @@ func runBenchEnv(ctx context.Context, args []string, io stdio) error {
 	elapsed = time.Since(begin).Seconds()
 	fmt.Fprintf(io.out, "%s encodings: %.0f positions/s (%d×%d×%d floats each)\n", g.Name(), float64(encoded)/elapsed, planes, h, w)
 	return nil
-}
-
-// randomPositions collects positions met in random games.
-func randomPositions(g env.Game, n int, rng *rand.Rand) []env.State {
-	buf := make([]int, 0, g.ActionSpace())
-	var out []env.State
-	for len(out) < n {
-		s := g.NewState()
-		for !s.Terminal() && len(out) < n {
-			if rng.IntN(3) == 0 {
-				out = append(out, s.Clone())
-			}
-			legal := s.LegalActions(buf)
-			s.Apply(legal[rng.IntN(len(legal))])
-		}
-	}
-	return out
 }

@@ -60,7 +60,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	largest := max(batches[len(batches)-1], *trainBatch)
-	positions := randomPositions(g, largest, rng)
+	positions := env.RandomPositions(g, largest, 1, false)
 	folded := net.Fold()
 	for _, batch := range batches {
 		if err := ctx.Err(); err != nil {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
+
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
@@ -66,7 +67,7 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 
 	// Standalone: each worker evaluates batches of positions met in random
 	// games, as fast as it can.
-	positions := randomPositions(g, settings.BatchSize, rand.New(rand.NewPCG(1, 1)))
+	positions := env.RandomPositions(g, settings.BatchSize, 1, false)
 	var standalone atomic.Int64
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(budget)

@@ -70,23 +70,7 @@ func Run(t *testing.T, g env.Game, opts Options) {
 // RandomPositions plays random games and returns n positions met along
 // the way, terminal ones included.
 func RandomPositions(g env.Game, n int, seed uint64) []env.State {
-	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	buf := make([]int, 0, g.ActionSpace())
-	var out []env.State
-	for len(out) < n {
-		s := g.NewState()
-		for plies := 0; plies < 10000 && len(out) < n; plies++ {
-			if rng.IntN(4) == 0 || s.Terminal() {
-				out = append(out, s.Clone())
-			}
-			if s.Terminal() {
-				break
-			}
-			legal := s.LegalActions(buf)
-			s.Apply(legal[rng.IntN(len(legal))])
-		}
-	}
-	return out
+	return env.RandomPositions(g, n, seed, true)
 }
 
 // CheckPlayouts plays random games to the end, checking on the way that
