@@ -2,6 +2,7 @@ package data
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -17,10 +18,29 @@ import (
 // samples from a weak network leave the window quickly while a long run
 // still trains on plenty of data.
 type WindowConfig struct {
-	Min   int     // samples the window holds at least (KataGo: 250,000)
-	Alpha float64 // growth exponent (KataGo: 0.75)
-	Beta  float64 // growth scale (KataGo: 0.4)
-	Max   int     // a hard cap, to bound memory (0: none)
+	// Min is the samples the window holds at least (KataGo: 250,000).
+	Min int `yaml:"min"`
+	// Alpha is the growth exponent (default 0.75, KataGo's).
+	Alpha float64 `yaml:"alpha"`
+	// Beta is the growth scale (default 0.4, KataGo's).
+	Beta float64 `yaml:"beta"`
+	// Max is a hard cap, to bound memory (0: none).
+	Max int `yaml:"max"`
+}
+
+// Validate names the first setting out of range by its key.
+func (c WindowConfig) Validate() error {
+	switch {
+	case c.Min < 1:
+		return fmt.Errorf("min: %d, must be 1 or more", c.Min)
+	case !(c.Alpha > 0 && c.Alpha <= 1):
+		return fmt.Errorf("alpha: %v, must be in (0, 1]", c.Alpha)
+	case !(c.Beta >= 0 && c.Beta <= 10):
+		return fmt.Errorf("beta: %v, must be in [0, 10]", c.Beta)
+	case c.Max < 0:
+		return fmt.Errorf("max: %d, must be 0 (none) or more", c.Max)
+	}
+	return nil
 }
 
 // Size is the window for a run that has produced total samples.

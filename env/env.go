@@ -165,3 +165,30 @@ func PlayOn(s State, sequence string) error {
 	}
 	return nil
 }
+
+// ParsePlayer reads a side by its name in the game, or the name's first
+// letter, in any case: "black", "B", "white".
+func ParsePlayer(g Game, name string) (Player, error) {
+	for _, p := range []Player{0, 1} {
+		if strings.EqualFold(name, g.PlayerName(p)) || (len(name) == 1 && strings.EqualFold(name, g.PlayerName(p)[:1])) {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown side %q: %s plays %s and %s", name, g.Name(), g.PlayerName(0), g.PlayerName(1))
+}
+
+// AnyCase returns text in the case the game's notation reads it, trying
+// it as written, in lower and in upper case, so that people and engines
+// may type moves in either ("F5", "m e5 e9"); text itself when none
+// parses, for the parser's error.
+func AnyCase(g Game, text string) string {
+	for _, t := range []string{text, strings.ToLower(text), strings.ToUpper(text)} {
+		if t == "PASS" {
+			continue
+		}
+		if _, err := g.ParseAction(t); err == nil {
+			return t
+		}
+	}
+	return text
+}

@@ -1,6 +1,7 @@
 package mcts
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -154,8 +155,14 @@ func (r *Result) Choose(temperature float64, rng *rand.Rand) int {
 // ply from Start towards End, halving the gap every HalfLife plies (the
 // schedule KataGo uses). HalfLife 0 keeps Start throughout.
 type Temperature struct {
-	Start, End float64
-	HalfLife   float64
+	// Start is the first move's temperature (default 0.8: varied openings
+	// without throwing the game away).
+	Start float64 `yaml:"temperature"`
+	// End is where it decays to (default 0.2: later moves mostly the best,
+	// still not always the same game).
+	End float64 `yaml:"final_temperature"`
+	// HalfLife in plies (default 12, about a sixth of an Othello game).
+	HalfLife float64 `yaml:"temperature_half_life"`
 }
 
 // At is the temperature for the move at ply (0 for the first move).
@@ -171,8 +178,39 @@ func (s Temperature) At(ply int) float64 {
 // the others a fast search (no noise, not recorded) that only keeps the
 // game going.
 type PlayoutCap struct {
-	Full, Fast   int
-	FullFraction float64
+	// Full is the playouts of a full search, whose visits become the
+	// training target.
+	Full int `yaml:"playouts_full"`
+	// Fast is the playouts of a fast search: enough to play a decent move.
+	Fast int `yaml:"playouts_fast"`
+	// FullFraction of the moves get a full search (KataGo: 0.25).
+	FullFraction float64 `yaml:"full_search_fraction"`
+}
+
+// Validate names the first setting out of range by its key.
+func (p PlayoutCap) Validate() error {
+	switch {
+	case p.Full < 1 || p.Full > 1_000_000:
+		return fmt.Errorf("playouts_full: %d, must be 1..1000000", p.Full)
+	case p.Fast < 1 || p.Fast > p.Full:
+		return fmt.Errorf("playouts_fast: %d, must be 1..playouts_full", p.Fast)
+	case !(p.FullFraction > 0 && p.FullFraction <= 1):
+		return fmt.Errorf("full_search_fraction: %v, must be in (0, 1]", p.FullFraction)
+	}
+	return nil
+}
+
+// Validate names the first setting out of range by its key.
+func (s Temperature) Validate() error {
+	switch {
+	case !(s.Start >= 0 && s.Start <= 10):
+		return fmt.Errorf("temperature: %v, must be in [0, 10]", s.Start)
+	case !(s.End >= 0 && s.End <= 10):
+		return fmt.Errorf("final_temperature: %v, must be in [0, 10]", s.End)
+	case !(s.HalfLife >= 0 && s.HalfLife <= 1000):
+		return fmt.Errorf("temperature_half_life: %v, must be in [0, 1000] plies", s.HalfLife)
+	}
+	return nil
 }
 
 // Draw decides the next move's search: its playouts and whether it is a

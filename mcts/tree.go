@@ -114,7 +114,7 @@ type Tree struct {
 // NewTree starts a search at a copy of root, which must not be over.
 func NewTree(cfg Config, root env.State) (*Tree, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("search config: %w", err)
 	}
 	g := root.Game()
 	if g.ActionSpace() > maxActions {

@@ -81,10 +81,14 @@ type Checkpoint struct {
 
 // SaveCheckpoint writes the trainer's network, optimizer state and step
 // count, with free-form metadata, atomically to path.
-func SaveCheckpoint(path string, t *Trainer, metadata map[string]string) error {
-	cfg := t.cfg
-	h := fileHeader{Step: t.steps, Optimizer: true, Train: &cfg, Metadata: metadata}
-	return writeNetworkFile(path, t.net.game, t.net.cfg, h, append(t.net.arrays(), t.velocity...))
+func SaveCheckpoint(path string, t Training, metadata map[string]string) error {
+	if err := t.Sync(); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	cfg := t.Config()
+	net := t.Network()
+	h := fileHeader{Step: t.Steps(), Optimizer: true, Train: &cfg, Metadata: metadata}
+	return writeNetworkFile(path, net.game, net.cfg, h, append(net.arrays(), t.Velocity()...))
 }
 
 // SaveModel writes a network without optimizer state atomically to path:

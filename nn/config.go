@@ -9,16 +9,16 @@ import (
 // Config is the network's architecture.
 type Config struct {
 	// Blocks is the number of residual blocks after the input convolution.
-	Blocks int `json:"blocks"`
+	Blocks int `json:"blocks" yaml:"blocks"`
 	// Filters is the width of the tower.
-	Filters int `json:"filters"`
+	Filters int `json:"filters" yaml:"filters"`
 	// PolicyFilters is the number of 1×1 filters feeding the policy's
 	// fully connected layer.
-	PolicyFilters int `json:"policy_filters"`
+	PolicyFilters int `json:"policy_filters" yaml:"policy_filters"`
 	// ValueFilters is the number of 1×1 filters feeding the value head.
-	ValueFilters int `json:"value_filters"`
+	ValueFilters int `json:"value_filters" yaml:"value_filters"`
 	// ValueHidden is the width of the value head's hidden layer.
-	ValueHidden int `json:"value_hidden"`
+	ValueHidden int `json:"value_hidden" yaml:"value_hidden"`
 }
 
 // Bounds that keep a network (and a size read from an untrusted file)
@@ -52,13 +52,13 @@ func (c Config) Validate() error {
 	}{
 		{"blocks", c.Blocks, maxBlocks, true},
 		{"filters", c.Filters, maxWidth, false},
-		{"policy filters", c.PolicyFilters, maxWidth, false},
-		{"value filters", c.ValueFilters, maxWidth, false},
-		{"value hidden units", c.ValueHidden, maxWidth, false},
+		{"policy_filters", c.PolicyFilters, maxWidth, false},
+		{"value_filters", c.ValueFilters, maxWidth, false},
+		{"value_hidden", c.ValueHidden, maxWidth, false},
 	}
 	for _, s := range sizes {
 		if s.value > s.max || s.value < 0 || (s.value == 0 && !s.allowZero) {
-			return fmt.Errorf("network config: %s = %d, want 1..%d", s.name, s.value, s.max)
+			return fmt.Errorf("%s: %d, want 1..%d", s.name, s.value, s.max)
 		}
 	}
 	return nil

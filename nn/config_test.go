@@ -42,9 +42,9 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Blocks = maxBlocks + 1 }, "blocks"},
 		{func(c *Config) { c.Filters = 0 }, "filters"},
 		{func(c *Config) { c.Filters = maxWidth + 1 }, "filters"},
-		{func(c *Config) { c.PolicyFilters = 0 }, "policy filters"},
-		{func(c *Config) { c.ValueFilters = -3 }, "value filters"},
-		{func(c *Config) { c.ValueHidden = 0 }, "value hidden"},
+		{func(c *Config) { c.PolicyFilters = 0 }, "policy_filters"},
+		{func(c *Config) { c.ValueFilters = -3 }, "value_filters"},
+		{func(c *Config) { c.ValueHidden = 0 }, "value_hidden"},
 	}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)

@@ -168,24 +168,31 @@ func (e *Evaluator) Evaluate(states []env.State, priors, values []float32) error
 // legalPriors writes the softmax of the legal actions' logits into dst
 // and zero elsewhere.
 func (e *Evaluator) legalPriors(s env.State, logits, dst []float32) {
+	e.legal = legalSoftmax(s, logits, dst, e.legal)
+}
+
+// legalSoftmax writes the softmax of s's legal actions' logits into dst
+// and zero elsewhere, listing the legal actions in legal (returned).
+func legalSoftmax(s env.State, logits, dst []float32, legal []int) []int {
 	clear(dst)
-	e.legal = s.LegalActions(e.legal)
-	if len(e.legal) == 0 {
-		return
+	legal = s.LegalActions(legal)
+	if len(legal) == 0 {
+		return legal
 	}
 	m := float32(math.Inf(-1))
-	for _, a := range e.legal {
+	for _, a := range legal {
 		m = max(m, logits[a])
 	}
 	var sum float32
-	for _, a := range e.legal {
+	for _, a := range legal {
 		p := float32(math.Exp(float64(logits[a] - m)))
 		dst[a] = p
 		sum += p
 	}
-	for _, a := range e.legal {
+	for _, a := range legal {
 		dst[a] /= sum
 	}
+	return legal
 }
 
 // Forward runs the network on count encoded positions (count × planes ×

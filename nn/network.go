@@ -67,7 +67,7 @@ const valueOutputs = 3
 // New builds a network for game with random weights drawn from seed.
 func New(game env.Game, cfg Config, seed uint64) (*Network, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("network config: %w", err)
 	}
 	sh, err := gameShape(game)
 	if err != nil {

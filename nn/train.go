@@ -13,14 +13,18 @@ import (
 // LearningRate may be changed between steps (Trainer.SetLearningRate) to
 // follow a schedule.
 type TrainConfig struct {
-	LearningRate float64 `json:"learning_rate"`
-	Momentum     float64 `json:"momentum"`
+	// LearningRate is the step size, changed between steps by a schedule
+	// (the loop's train.learning_rate), so it has no config key here.
+	LearningRate float64 `json:"learning_rate" yaml:"-"`
+	// Momentum of SGD (default 0.9, AlphaZero's).
+	Momentum float64 `json:"momentum" yaml:"momentum"`
 	// WeightDecay is c in the loss term c·Σw² over the convolution and
-	// fully connected weights.
-	WeightDecay float64 `json:"weight_decay"`
+	// fully connected weights (default 1e-4, AlphaZero's).
+	WeightDecay float64 `json:"weight_decay" yaml:"weight_decay"`
 	// BatchNormMomentum is how much of each batch's statistics goes into
-	// the running statistics used for inference (0 < m ≤ 1).
-	BatchNormMomentum float64 `json:"batch_norm_momentum"`
+	// the running statistics used for inference (0 < m ≤ 1; default 0.1, so
+	// the statistics follow a network that changes every step).
+	BatchNormMomentum float64 `json:"batch_norm_momentum" yaml:"batch_norm_momentum"`
 }
 
 // DefaultTrainConfig is AlphaZero's optimizer at a learning rate suited to
@@ -33,13 +37,13 @@ func DefaultTrainConfig() TrainConfig {
 func (c TrainConfig) Validate() error {
 	switch {
 	case !(c.LearningRate > 0 && c.LearningRate < 100):
-		return fmt.Errorf("train config: learning rate %g, want in (0, 100)", c.LearningRate)
+		return fmt.Errorf("learning_rate: %g, want in (0, 100)", c.LearningRate)
 	case !(c.Momentum >= 0 && c.Momentum < 1):
-		return fmt.Errorf("train config: momentum %g, want in [0, 1)", c.Momentum)
+		return fmt.Errorf("momentum: %g, want in [0, 1)", c.Momentum)
 	case !(c.WeightDecay >= 0 && c.WeightDecay < 1):
-		return fmt.Errorf("train config: weight decay %g, want in [0, 1)", c.WeightDecay)
+		return fmt.Errorf("weight_decay: %g, want in [0, 1)", c.WeightDecay)
 	case !(c.BatchNormMomentum > 0 && c.BatchNormMomentum <= 1):
-		return fmt.Errorf("train config: batch-norm momentum %g, want in (0, 1]", c.BatchNormMomentum)
+		return fmt.Errorf("batch_norm_momentum: %g, want in (0, 1]", c.BatchNormMomentum)
 	}
 	return nil
 }
@@ -104,7 +108,7 @@ type trainGraph struct {
 // NewTrainer makes a trainer for net with a zero momentum buffer.
 func NewTrainer(net *Network, cfg TrainConfig) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("train config: %w", err)
 	}
 	t := &Trainer{net: net, cfg: cfg, graphs: map[int]*trainGraph{}}
 	for _, p := range net.learnables {
@@ -124,7 +128,7 @@ func (t *Trainer) SetLearningRate(lr float64) error {
 	c := t.cfg
 	c.LearningRate = lr
 	if err := c.Validate(); err != nil {
-		return err
+		return fmt.Errorf("train config: %w", err)
 	}
 	t.cfg = c
 	return nil

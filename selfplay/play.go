@@ -1,9 +1,14 @@
+// Package selfplay plays self-play games: workers that each run many games
+// at once in lockstep, their leaves gathered into one batch per worker for
+// the network, and return every finished game with its training samples
+// (full searches only, KataGo's playout cap) and outcome.
 package selfplay
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -12,47 +17,90 @@ import (
 	"github.com/flipzero/flipzero/mcts"
 )
 
-// PlaySettings says how self-play games are played.
-type PlaySettings struct {
-	Search      mcts.Config
-	Cap         mcts.PlayoutCap
-	Temperature mcts.Temperature
-	// Games to play in all; Concurrent games per worker, whose leaves
-	// are batched BatchSize at a time; Workers run in parallel, each with
-	// its own evaluator.
-	Games, Concurrent, BatchSize, Workers int
-	// ResignThreshold, ResignMoves and NoResignFraction: see
-	// SelfPlayConfig. A threshold of -1 or less never resigns.
-	ResignThreshold  float64
-	ResignMoves      int
-	NoResignFraction float64
-	Seed             uint64
+// Search is how each self-play move is searched: the tree search's
+// constants (the config's search section, documented in mcts.Config) and
+// KataGo's playout cap randomization.
+type Search struct {
+	mcts.Config     `yaml:",inline"`
+	mcts.PlayoutCap `yaml:",inline"`
 }
 
-// SettingsFrom turns a run config into play settings.
-func SettingsFrom(cfg Config, seed uint64) PlaySettings {
-	search := mcts.DefaultConfig()
-	search.CPUCT = cfg.Search.CPuct
-	search.FPUReduction = cfg.Search.FPUReduction
-	search.RootFPUReduction = cfg.Search.FPUReductionRoot
-	search.DirichletAlphaTotal = cfg.Search.DirichletAlphaTotal
-	search.DirichletWeight = cfg.Search.NoiseWeight
-	search.ForcedPlayouts = cfg.Search.ForcedPlayouts
-	sp := cfg.SelfPlay
-	return PlaySettings{
-		Search: search,
-		Cap: mcts.PlayoutCap{Full: cfg.Search.PlayoutsFull, Fast: cfg.Search.PlayoutsFast,
-			FullFraction: cfg.Search.FullSearchFraction},
-		Temperature:      mcts.Temperature{Start: sp.Temperature, End: sp.FinalTemperature, HalfLife: sp.TemperatureHalfLife},
-		Games:            sp.GamesPerGeneration,
-		Concurrent:       sp.ConcurrentGames,
-		BatchSize:        sp.BatchSize,
-		Workers:          sp.Workers,
-		ResignThreshold:  sp.ResignThreshold,
-		ResignMoves:      sp.ResignMoves,
-		NoResignFraction: sp.NoResignFraction,
-		Seed:             seed,
+// DefaultSearch is the search of the shipped configs: mcts's defaults with
+// forced playouts, and a full search of 160 playouts on a quarter of the
+// moves, 32 on the rest — KataGo's proportions, scaled to what two cores
+// play in minutes.
+func DefaultSearch() Search {
+	c := mcts.DefaultConfig()
+	c.ForcedPlayouts = true
+	return Search{Config: c, PlayoutCap: mcts.PlayoutCap{Full: 160, Fast: 32, FullFraction: 0.25}}
+}
+
+// Validate names the first setting out of range by its key.
+func (s Search) Validate() error {
+	if err := s.Config.Validate(); err != nil {
+		return err
 	}
+	if s.CPUCT <= 0 || s.CPUCT > 20 {
+		return fmt.Errorf("cpuct: %v, must be in (0, 20]", s.CPUCT)
+	}
+	return s.PlayoutCap.Validate()
+}
+
+// Settings says how self-play games are played: the config's selfplay
+// section.
+type Settings struct {
+	// Games is how many games a generation plays (default 128: enough
+	// positions for a few dozen training steps on two cores).
+	Games int `yaml:"games_per_generation"`
+	// Concurrent games are in play at once per worker, their leaves
+	// gathered into batches of BatchSize (defaults 64 and 32: a batch
+	// fills from half the games while the others wait on it). A
+	// generation's games are shared out so that every worker gets some.
+	Concurrent int `yaml:"concurrent_games"`
+	BatchSize  int `yaml:"batch_size"`
+	// Workers run in parallel, each with its own evaluator (default 0:
+	// one per core).
+	Workers int `yaml:"workers"`
+	// The move-choice temperature schedule (see mcts.Temperature).
+	mcts.Temperature `yaml:",inline"`
+	// A game is resigned when the mover's root value stays below
+	// ResignThreshold (default -0.9; -1 never resigns) for ResignMoves
+	// (default 3) consecutive moves; NoResignFraction of the games
+	// (default 0.1, as AlphaGo Zero) never resign, to count false
+	// resignations.
+	ResignThreshold  float64 `yaml:"resign_threshold"`
+	ResignMoves      int     `yaml:"resign_moves"`
+	NoResignFraction float64 `yaml:"no_resign_fraction"`
+}
+
+// DefaultSettings are the shipped configs' self-play settings.
+func DefaultSettings() Settings {
+	return Settings{
+		Games: 128, Concurrent: 64, BatchSize: 32,
+		Temperature:     mcts.Temperature{Start: 0.8, End: 0.2, HalfLife: 12},
+		ResignThreshold: -0.9, ResignMoves: 3, NoResignFraction: 0.1,
+	}
+}
+
+// Validate names the first setting out of range by its key.
+func (s Settings) Validate() error {
+	switch {
+	case s.Games < 1 || s.Games > 1_000_000:
+		return fmt.Errorf("games_per_generation: %d, must be 1..1000000", s.Games)
+	case s.Concurrent < 1 || s.Concurrent > 4096:
+		return fmt.Errorf("concurrent_games: %d, must be 1..4096", s.Concurrent)
+	case s.BatchSize < 1 || s.BatchSize > 1024:
+		return fmt.Errorf("batch_size: %d, must be 1..1024", s.BatchSize)
+	case s.Workers < 0 || s.Workers > 256:
+		return fmt.Errorf("workers: %d, must be 0..256 (0: one per core)", s.Workers)
+	case !(s.ResignThreshold >= -1 && s.ResignThreshold <= 0):
+		return fmt.Errorf("resign_threshold: %v, must be in [-1, 0] (-1: never resign)", s.ResignThreshold)
+	case s.ResignMoves < 0:
+		return fmt.Errorf("resign_moves: %d, must be 0 or more", s.ResignMoves)
+	case !(s.NoResignFraction >= 0 && s.NoResignFraction <= 1):
+		return fmt.Errorf("no_resign_fraction: %v, must be in [0, 1]", s.NoResignFraction)
+	}
+	return s.Temperature.Validate()
 }
 
 // GameRecord is one finished self-play game.
@@ -86,12 +134,17 @@ func (c countingEvaluator) Evaluate(states []env.State, priors, values []float32
 }
 
 // PlayGames plays settings.Games games of g with settings.Workers workers
-// (each with an evaluator from newEvaluator), handing every finished game
-// to done as it ends (done is called from one goroutine at a time).
-func PlayGames(ctx context.Context, g env.Game, settings PlaySettings, newEvaluator func() (mcts.Evaluator, error), done func(GameRecord)) (Stats, error) {
-	if settings.Workers < 1 {
-		settings.Workers = 1
+// (0: one per core), each with an evaluator from newEvaluator, handing
+// every finished game to done as it ends (done is called from one
+// goroutine at a time). The games are shared out so that every worker has
+// some to play: each starts with at most its share of them.
+func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings, seed uint64, newEvaluator func() (mcts.Evaluator, error), done func(GameRecord)) (Stats, error) {
+	workers := settings.Workers
+	if workers < 1 {
+		workers = runtime.NumCPU()
 	}
+	workers = max(1, min(workers, settings.Games))
+	share := (settings.Games + workers - 1) / workers
 	var remaining atomic.Int64
 	remaining.Store(int64(settings.Games))
 	var evaluations atomic.Int64
@@ -103,17 +156,23 @@ func PlayGames(ctx context.Context, g env.Game, settings PlaySettings, newEvalua
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, settings.Workers)
-	for w := 0; w < settings.Workers; w++ {
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
 		eval, err := newEvaluator()
 		if err != nil {
+			cancel()
+			for i := 0; i < w; i++ {
+				<-errs
+			}
 			return Stats{}, fmt.Errorf("self-play: %w", err)
 		}
 		worker := &worker{
-			game:     g,
-			settings: settings,
-			eval:     countingEvaluator{eval, &evaluations},
-			rng:      rand.New(rand.NewPCG(settings.Seed, uint64(w)+1)),
+			game:       g,
+			search:     search,
+			settings:   settings,
+			concurrent: min(settings.Concurrent, share),
+			eval:       countingEvaluator{eval, &evaluations},
+			rng:        rand.New(rand.NewPCG(seed, uint64(w)+1)),
 			claim: func() bool {
 				return remaining.Add(-1) >= 0
 			},
@@ -128,7 +187,7 @@ func PlayGames(ctx context.Context, g env.Game, settings PlaySettings, newEvalua
 		}()
 	}
 	var firstErr error
-	for w := 0; w < settings.Workers; w++ {
+	for w := 0; w < workers; w++ {
 		if err := <-errs; err != nil && firstErr == nil {
 			firstErr = err
 		}
@@ -158,12 +217,15 @@ type pendingSample struct {
 // makes one search (all batched together) and one move.
 type worker struct {
 	game     env.Game
-	settings PlaySettings
-	eval     mcts.Evaluator
-	rng      *rand.Rand
-	claim    func() bool
-	report   func(GameRecord)
-	legal    []int
+	search   Search
+	settings Settings
+	// concurrent is how many games the worker keeps in play.
+	concurrent int
+	eval       mcts.Evaluator
+	rng        *rand.Rand
+	claim      func() bool
+	report     func(GameRecord)
+	legal      []int
 }
 
 func (w *worker) run(ctx context.Context) error {
@@ -181,8 +243,8 @@ func (w *worker) run(ctx context.Context) error {
 			canResign: w.rng.Float64() >= w.settings.NoResignFraction}
 		return nil
 	}
-	for i := 0; i < w.settings.Concurrent && w.claim(); i++ {
-		tree, err := mcts.NewTree(w.settings.Search, start)
+	for i := 0; i < w.concurrent && w.claim(); i++ {
+		tree, err := mcts.NewTree(w.search.Config, start)
 		if err != nil {
 			return err
 		}
@@ -225,7 +287,7 @@ func (w *worker) run(ctx context.Context) error {
 		}
 		trees, playouts = trees[:0], playouts[:0]
 		for _, s := range slots {
-			n, full := w.settings.Cap.Draw(w.rng)
+			n, full := w.search.PlayoutCap.Draw(w.rng)
 			s.full = full
 			if full {
 				s.tree.SetNoise(w.rng)

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/mcts"
-	"github.com/flipzero/flipzero/selfplay"
 )
 
 // evaluatorFlag builds the evaluator named on the command line and the
@@ -106,7 +106,7 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 // an evaluator over its network. gameName, when given, must be the
 // model's game.
 func modelEvaluator(path, gameName string) (env.Game, mcts.Evaluator, error) {
-	ckpt, g, err := selfplay.LoadModel(path)
+	ckpt, g, err := engine.LoadModel(path, nil)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}

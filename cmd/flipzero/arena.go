@@ -12,20 +12,22 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
-	"github.com/flipzero/flipzero/selfplay"
+	"github.com/flipzero/flipzero/player"
+	"github.com/flipzero/flipzero/runfolder"
 )
 
 const playerHelp = "random, greedy, perfect (tic-tac-toe), mcts:N, alphabeta:D, gtp:\"COMMAND ARGS\", or a model file"
 
 // playerFlag reads a player's name and checks that it can play g.
-func playerFlag(flagName, name string, g env.Game, opts selfplay.PlayerOptions) (selfplay.Player, error) {
+func playerFlag(flagName, name string, g env.Game, opts player.PlayerOptions) (player.Player, error) {
 	if name == "" {
 		return nil, usagef("--%s is required: %s", flagName, playerHelp)
 	}
-	p, err := selfplay.ParsePlayer(name, opts)
+	p, err := player.ParsePlayer(name, opts)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--%s: %w", flagName, err)}
 	}
@@ -55,7 +57,7 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	openings := fs.Int("opening-plies", 0, "random moves that open each game (0: the game's default, -1: none)")
 	seed := fs.Uint64("seed", 1, "seed of the openings and the players' random choices")
 	useSPRT := fs.Bool("sprt", false, "stop early once a sequential probability ratio test decides")
-	def := selfplay.DefaultSPRT()
+	def := arena.DefaultSPRT()
 	elo0 := fs.Float64("elo0", def.Elo0, "SPRT: Elo difference of the null hypothesis")
 	elo1 := fs.Float64("elo1", def.Elo1, "SPRT: Elo difference of the alternative")
 	alpha := fs.Float64("alpha", def.Alpha, "SPRT: false positive rate")
@@ -79,7 +81,7 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	if *workers < 0 || *concurrent < 0 {
 		return usagef("--workers and --concurrent must not be negative")
 	}
-	popts := selfplay.PlayerOptions{Playouts: *playouts, LoadNetwork: loadNetworkPlayer(g)}
+	popts := player.PlayerOptions{Playouts: *playouts, LoadNetwork: loadNetworkPlayer(g)}
 	a, err := playerFlag("a", *aName, g, popts)
 	if err != nil {
 		return err
@@ -91,12 +93,12 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	if a.Name() == b.Name() {
 		return usagef("--a and --b are the same player %s: nothing to measure", a.Name())
 	}
-	opts := selfplay.ArenaOptions{
+	opts := arena.ArenaOptions{
 		Games: *gamesN, Workers: *workers, PerWorker: *concurrent,
 		OpeningPlies: *openings, Seed: *seed,
 	}
 	if *useSPRT {
-		t := selfplay.SPRT{Elo0: *elo0, Elo1: *elo1, Alpha: *alpha, Beta: *beta}
+		t := arena.SPRT{Elo0: *elo0, Elo1: *elo1, Alpha: *alpha, Beta: *beta}
 		if !(t.Elo1 > t.Elo0) || !(t.Alpha > 0 && t.Alpha < 1) || !(t.Beta > 0 && t.Beta < 1) {
 			return usagef("--sprt needs elo1 > elo0 and alpha, beta strictly between 0 and 1")
 		}
@@ -111,14 +113,14 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionClearOnFinish(),
 		)
-		opts.Progress = func(done int, s selfplay.Score) {
+		opts.Progress = func(done int, s arena.Score) {
 			bar.Set(done)
 			bar.Describe(fmt.Sprintf("%s vs %s  +%d =%d -%d", a.Name(), b.Name(), s.Wins, s.Draws, s.Losses))
 		}
 		defer bar.Finish()
 	}
 	start := time.Now()
-	result, runErr := selfplay.RunArena(ctx, g, a, b, opts)
+	result, runErr := arena.RunArena(ctx, g, a, b, opts)
 	// The records are written even when the match was cut short: the games
 	// played so far are worth keeping.
 	if *records != "" {
@@ -131,18 +133,18 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	}
 	printScore(io.out, g, a, b, result, opts.SPRT, time.Since(start))
 	if *runDir != "" {
-		m := selfplay.MatchRecord{
+		m := arena.MatchRecord{
 			Time: time.Now().UTC().Format(time.RFC3339), Game: g.Name(), A: a.Name(), B: b.Name(),
 			Wins: result.Score.Wins, Draws: result.Score.Draws, Losses: result.Score.Losses,
 		}
-		if err := selfplay.AppendMatch(*runDir, m); err != nil {
+		if err := arena.AppendMatch(runfolder.Folder(*runDir).Matches(), m); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func printScore(w io.Writer, g env.Game, a, b selfplay.Player, r selfplay.ArenaResult, sprt *selfplay.SPRT, took time.Duration) {
+func printScore(w io.Writer, g env.Game, a, b player.Player, r arena.ArenaResult, sprt *arena.SPRT, took time.Duration) {
 	s := r.Score
 	elo, low, high := s.Elo()
 	fmt.Fprintf(w, "%s vs %s in %s: %d games in %.1f s\n", a.Name(), b.Name(), g.Name(), s.Games(), took.Seconds())
@@ -177,7 +179,7 @@ func eloOfScore(score float64) float64 {
 	return -400 * math.Log10(1/score-1)
 }
 
-func writeRecords(path string, games []selfplay.ArenaGame) error {
+func writeRecords(path string, games []arena.ArenaGame) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
 		for _, rec := range games {
 			if _, err := fmt.Fprintln(w, rec.Line()); err != nil {
@@ -200,8 +202,8 @@ func isTerminal(w io.Writer) bool {
 }
 
 // loadNetworkPlayer loads checkpoint and model files of g as players.
-func loadNetworkPlayer(g env.Game) func(path string, playouts int) (selfplay.Player, error) {
-	return func(path string, playouts int) (selfplay.Player, error) {
-		return selfplay.LoadNetworkPlayer(path, g, playouts)
+func loadNetworkPlayer(g env.Game) func(path string, playouts int) (player.Player, error) {
+	return func(path string, playouts int) (player.Player, error) {
+		return player.LoadNetworkPlayer(path, g, playouts)
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/nn"
-	"github.com/flipzero/flipzero/selfplay"
+	"github.com/flipzero/flipzero/player"
+	"github.com/flipzero/flipzero/runfolder"
 )
 
 func TestArenaCommand(t *testing.T) {
@@ -96,11 +98,11 @@ func TestArenaAndRatingsUsageErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	mixed := filepath.Join(dir, "mixed")
-	for _, m := range []selfplay.MatchRecord{
+	for _, m := range []arena.MatchRecord{
 		{Game: "othello", A: "greedy", B: "random", Wins: 3},
 		{Game: "tictactoe", A: "perfect", B: "random", Wins: 3},
 	} {
-		if err := selfplay.AppendMatch(mixed, m); err != nil {
+		if err := arena.AppendMatch(runfolder.Folder(mixed).Matches(), m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -190,20 +192,20 @@ func TestArenaModelFilePlayer(t *testing.T) {
 
 func TestPrintScoreElo(t *testing.T) {
 	g := tictactoe.Game{}
-	a, b := selfplay.RandomPlayer(), selfplay.PerfectPlayer()
+	a, b := player.RandomPlayer(), player.PerfectPlayer()
 	tests := []struct {
-		score selfplay.Score
+		score arena.Score
 		want  string
 	}{
 		// Winning all of 40 games: 0.05^(1/40) = 0.9278 at least, +444 Elo.
-		{selfplay.Score{Wins: 40}, "elo > +444 (every game won; 95% bound)"},
-		{selfplay.Score{Losses: 40}, "elo < -444 (every game lost; 95% bound)"},
-		{selfplay.Score{Wins: 5, Losses: 5}, "elo +0 ["},
-		{selfplay.Score{Draws: 8}, "elo +0 [+0, +0]"},
+		{arena.Score{Wins: 40}, "elo > +444 (every game won; 95% bound)"},
+		{arena.Score{Losses: 40}, "elo < -444 (every game lost; 95% bound)"},
+		{arena.Score{Wins: 5, Losses: 5}, "elo +0 ["},
+		{arena.Score{Draws: 8}, "elo +0 [+0, +0]"},
 	}
 	for _, tc := range tests {
 		var out strings.Builder
-		printScore(&out, g, a, b, selfplay.ArenaResult{Score: tc.score}, nil, 0)
+		printScore(&out, g, a, b, arena.ArenaResult{Score: tc.score}, nil, 0)
 		if !strings.Contains(out.String(), "\n"+tc.want) {
 			t.Errorf("%+v: output\n%s\nwant a line starting %q", tc.score, out.String(), tc.want)
 		}

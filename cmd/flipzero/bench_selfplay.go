@@ -14,6 +14,7 @@ import (
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/selfplay"
@@ -39,7 +40,7 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	if *configPath == "" {
 		*configPath = filepath.Join("configs", g.Name()+".yaml")
 	}
-	cfg, err := selfplay.LoadConfig(*configPath)
+	cfg, err := loop.LoadConfig(*configPath, games.Builtin())
 	if err != nil {
 		return usageError{err}
 	}
@@ -50,20 +51,19 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 		return usagef("--seconds must be positive")
 	}
 	budget := time.Duration(*seconds * float64(time.Second))
-	settings := selfplay.SettingsFrom(cfg, 1)
+	settings := cfg.SelfPlay
 	if settings.Workers == 0 {
 		settings.Workers = runtime.NumCPU()
 	}
 	settings.Games = 1 << 30 // play until the time is up
-	arch := nn.DefaultConfig(g)
-	arch.Blocks, arch.Filters = cfg.Network.Blocks, cfg.Network.Filters
+	arch := cfg.Network
 	net, err := nn.New(g, arch, 1)
 	if err != nil {
 		return err
 	}
 	folded := net.Fold()
 	fmt.Fprintf(io.out, "%s: %v; %d workers, %d games each, batch %d, playouts %d/%d\n", g.Name(), arch,
-		settings.Workers, settings.Concurrent, settings.BatchSize, settings.Cap.Full, settings.Cap.Fast)
+		settings.Workers, settings.Concurrent, settings.BatchSize, cfg.Search.Full, cfg.Search.Fast)
 
 	// Standalone: each worker evaluates batches of positions met in random
 	// games, as fast as it can.
@@ -102,16 +102,16 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 
 	playCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
-	games := 0
+	played := 0
 	start = time.Now()
-	stats, err := selfplay.PlayGames(playCtx, g, settings, func() (mcts.Evaluator, error) {
+	stats, err := selfplay.PlayGames(playCtx, g, cfg.Search, settings, 1, func() (mcts.Evaluator, error) {
 		return folded.NewEvaluator(settings.BatchSize)
-	}, func(selfplay.GameRecord) { games++ })
+	}, func(selfplay.GameRecord) { played++ })
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	inPlay := float64(stats.Evaluations) / time.Since(start).Seconds()
-	fmt.Fprintf(io.out, "self-play: %.0f evaluations/s, %d games finished\n", inPlay, games)
+	fmt.Fprintf(io.out, "self-play: %.0f evaluations/s, %d games finished\n", inPlay, played)
 	fmt.Fprintf(io.out, "self-play reaches %.1f%% of standalone inference\n", 100*inPlay/alone)
 	return nil
 }

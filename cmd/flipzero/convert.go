@@ -10,8 +10,7 @@ import (
 	"strings"
 
 	"github.com/flipzero/flipzero/env"
-	"github.com/flipzero/flipzero/env/othello"
-	"github.com/flipzero/flipzero/env/yinsh"
+	"github.com/flipzero/flipzero/env/games"
 )
 
 // recordReader reads the games of one file of a foreign format. It may
@@ -61,23 +60,14 @@ func runConvert(ctx context.Context, args []string, io stdio) error {
 	return nil
 }
 
-// recordReaders are the formats convert reads.
+// recordReaders are the formats convert reads, each naming its file in
+// its errors.
 func recordReaders() map[string]recordReader {
-	return map[string]recordReader{
-		"wthor":      readFileWith(othello.ReadWTHOR),
-		"boardspace": readFileWith(oneRecord(yinsh.ReadBoardspace)),
+	out := map[string]recordReader{}
+	for name, read := range games.RecordFormats() {
+		out[name] = readFileWith(read)
 	}
-}
-
-// oneRecord adapts a reader of a one-game file.
-func oneRecord(read func(r io.Reader) (env.Record, error)) func(r io.Reader) ([]env.Record, error) {
-	return func(r io.Reader) ([]env.Record, error) {
-		rec, err := read(r)
-		if err != nil {
-			return nil, err
-		}
-		return []env.Record{rec}, nil
-	}
+	return out
 }
 
 // readFileWith adapts a reader of one open file to a recordReader that

@@ -6,7 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/flipzero/flipzero/selfplay"
+	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/runfolder"
 )
 
 func runExport(ctx context.Context, args []string, io stdio) error {
@@ -24,7 +25,7 @@ func runExport(ctx context.Context, args []string, io stdio) error {
 	if *runDir == "" || *out == "" {
 		return usagef("--run and --out are required")
 	}
-	meta, err := selfplay.Export(*runDir, *gen, *out)
+	meta, err := loop.Export(runfolder.Folder(*runDir), *gen, *out, nil)
 	if err != nil {
 		return usageError{err}
 	}

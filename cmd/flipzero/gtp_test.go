@@ -1,16 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/flipzero/flipzero/arena"
+	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
-	"github.com/flipzero/flipzero/selfplay"
+	"github.com/flipzero/flipzero/gtp"
+	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/player"
 )
 
 // gtpAnswers splits a GTP transcript into its answers: each starts with
@@ -36,7 +43,7 @@ func gtpAnswers(t *testing.T, out string) []string {
 // change nothing.
 func TestExportAndGTPTicTacToe(t *testing.T) {
 	run := filepath.Join(t.TempDir(), "run")
-	err := selfplay.Loop(context.Background(), selfplay.LoopOptions{
+	err := loop.Loop(context.Background(), loop.LoopOptions{
 		ConfigPath: tinyRunConfig(t, 24), RunDir: run, MaxGenerations: 1, Seed: 4,
 	})
 	if err != nil {
@@ -164,11 +171,11 @@ func TestGTPPlaysWholeGames(t *testing.T) {
 			model := untrainedModel(t, name)
 			g, _ := games.ByName(name)
 			s := g.NewState()
-			e, err := selfplay.NewModelEngine(model, selfplay.EngineOptions{Playouts: 2})
+			e, err := engine.NewModelEngine(model, nil, engine.EngineOptions{Playouts: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sess := &gtpSession{engine: e, log: new(strings.Builder)}
+			sess := startGTPSession(t, e)
 			ctx := context.Background()
 			if _, err := sess.handle(ctx, "clear_board", nil); err != nil {
 				t.Fatal(err)
@@ -182,7 +189,7 @@ func TestGTPPlaysWholeGames(t *testing.T) {
 				if err != nil {
 					t.Fatalf("genmove %s at ply %d: %v", color, plies, err)
 				}
-				action, err := env.ParseLegal(s, playerMove(g, answer))
+				action, err := env.ParseLegal(s, env.AnyCase(g, answer))
 				if err != nil {
 					t.Fatalf("genmove %s at ply %d answered %q: %v\n%s", color, plies, answer, err, s)
 				}
@@ -201,6 +208,53 @@ func TestGTPPlaysWholeGames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// gtpSession talks to gtp.Serve over pipes, one command at a time.
+type gtpSession struct {
+	in  *io.PipeWriter
+	out *bufio.Reader
+}
+
+func startGTPSession(t *testing.T, e *engine.Engine) gtpSession {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- gtp.Serve(context.Background(), gtpController{e}, inR, outW, io.Discard)
+		outW.Close()
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		if err := <-done; err != nil {
+			t.Errorf("gtp server: %v", err)
+		}
+	})
+	return gtpSession{in: inW, out: bufio.NewReader(outR)}
+}
+
+// handle sends one command and returns its answer's text, or its error.
+func (s gtpSession) handle(_ context.Context, command string, args []string) (string, error) {
+	if _, err := fmt.Fprintln(s.in, strings.Join(append([]string{command}, args...), " ")); err != nil {
+		return "", err
+	}
+	var lines []string
+	for {
+		line, err := s.out.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		line = strings.TrimRight(line, "\n")
+		if line == "" {
+			break
+		}
+		lines = append(lines, line)
+	}
+	answer := strings.Join(lines, "\n")
+	if strings.HasPrefix(answer, "?") {
+		return "", errors.New(strings.TrimSpace(answer[1:]))
+	}
+	return strings.TrimSpace(strings.TrimPrefix(answer, "=")), nil
 }
 
 // TestModelCommandsUsageErrors checks the one-line errors and exit status
@@ -253,8 +307,8 @@ func TestGTPPassLeftOut(t *testing.T) {
 	}{{1, "pass"}, {3, "pass;d6"}, {5, "pass"}} {
 		want, _ := env.Play(g, strings.Join(moves, ";")+";"+b.moves)
 		board := strings.TrimPrefix(answers[b.answer], "= \n")
-		if !strings.HasPrefix(board, drawBoard(want)[:len(drawBoard(want))-len("black to move\n")]) {
-			t.Errorf("showboard after %s:\n%s\nwant\n%s", b.moves, board, drawBoard(want))
+		if !strings.HasPrefix(board, want.(env.Display).Picture()[:len(want.(env.Display).Picture())-len("black to move\n")]) {
+			t.Errorf("showboard after %s:\n%s\nwant\n%s", b.moves, board, want.(env.Display).Picture())
 		}
 	}
 	if answers[2] != "= " || answers[4] != "= " {
@@ -274,16 +328,16 @@ func TestGTPAgainstGRhino(t *testing.T) {
 	// The test binary acts as flipzero when this is set (see TestMain);
 	// GRhino ignores it.
 	t.Setenv("FLIPZERO_AS_COMMAND", "1")
-	ours, err := selfplay.ParsePlayer(fmt.Sprintf(`gtp:'%s' gtp --model '%s' --playouts 16`, os.Args[0], model), selfplay.PlayerOptions{})
+	ours, err := player.ParsePlayer(fmt.Sprintf(`gtp:'%s' gtp --model '%s' --playouts 16`, os.Args[0], model), player.PlayerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := selfplay.ParsePlayer(`gtp:"`+grhino+` -l 1"`, selfplay.PlayerOptions{})
+	theirs, err := player.ParsePlayer(`gtp:"`+grhino+` -l 1"`, player.PlayerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g, _ := games.ByName("othello")
-	r, err := selfplay.RunArena(context.Background(), g, ours, theirs, selfplay.ArenaOptions{Games: 2, Workers: 1, PerWorker: 1, Seed: 5})
+	r, err := arena.RunArena(context.Background(), g, ours, theirs, arena.ArenaOptions{Games: 2, Workers: 1, PerWorker: 1, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,12 +368,12 @@ func TestGTPAgainstGRhino(t *testing.T) {
 func TestGTPYinshThroughArenaClient(t *testing.T) {
 	model := untrainedModel(t, "yinsh-blitz")
 	t.Setenv("FLIPZERO_AS_COMMAND", "1")
-	ours, err := selfplay.ParsePlayer(fmt.Sprintf(`gtp:'%s' gtp --model '%s' --playouts 4`, os.Args[0], model), selfplay.PlayerOptions{})
+	ours, err := player.ParsePlayer(fmt.Sprintf(`gtp:'%s' gtp --model '%s' --playouts 4`, os.Args[0], model), player.PlayerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g, _ := games.ByName("yinsh-blitz")
-	r, err := selfplay.RunArena(context.Background(), g, ours, selfplay.RandomPlayer(), selfplay.ArenaOptions{Games: 2, Workers: 1, PerWorker: 1, Seed: 2})
+	r, err := arena.RunArena(context.Background(), g, ours, player.RandomPlayer(), arena.ArenaOptions{Games: 2, Workers: 1, PerWorker: 1, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

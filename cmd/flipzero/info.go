@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/nn"
-	"github.com/flipzero/flipzero/selfplay"
 )
 
 func runInfo(ctx context.Context, args []string, io stdio) error {
@@ -27,7 +27,7 @@ func runInfo(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return usageError{err}
 	}
-	ckpt, _, err := selfplay.LoadModel(path)
+	ckpt, _, err := engine.LoadModel(path, nil)
 	if err != nil {
 		return usageError{err}
 	}

@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/flipzero/flipzero/selfplay"
+	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/runfolder"
 )
 
 func runLoop(ctx context.Context, args []string, io stdio) error {
@@ -31,11 +30,11 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 		return usagef("--generations and --minutes must not be negative")
 	}
 	if *config == "" {
-		if _, err := os.Stat(filepath.Join(*runDir, "config.yaml")); err != nil {
+		if !runfolder.Folder(*runDir).Exists() {
 			return usagef("--config is required to start a new run in %s", *runDir)
 		}
 	}
-	opts := selfplay.LoopOptions{
+	opts := loop.LoopOptions{
 		ConfigPath:     *config,
 		RunDir:         *runDir,
 		MaxGenerations: *generations,
@@ -47,7 +46,7 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	if *quiet {
 		opts.Progress = nil
 	}
-	return selfplay.Loop(ctx, opts)
+	return loop.Loop(ctx, opts)
 }
 
 func runPlot(ctx context.Context, args []string, io stdio) error {
@@ -61,13 +60,13 @@ func runPlot(ctx context.Context, args []string, io stdio) error {
 		return usagef("--run is required")
 	}
 	if *out == "" {
-		*out = filepath.Join(*runDir, "plot.png")
+		*out = runfolder.Folder(*runDir).Plot()
 	}
-	metrics, err := selfplay.ReadMetrics(filepath.Join(*runDir, "metrics.jsonl"))
+	metrics, err := loop.ReadMetrics(runfolder.Folder(*runDir).Metrics())
 	if err != nil && len(metrics) == 0 {
 		return usageError{err}
 	}
-	if err := selfplay.PlotMetrics(metrics, *out); err != nil {
+	if err := loop.PlotMetrics(metrics, *out); err != nil {
 		return err
 	}
 	_, err = io.out.Write([]byte("wrote " + *out + "\n"))

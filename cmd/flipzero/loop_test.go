@@ -14,8 +14,8 @@ import (
 
 	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
-	"github.com/flipzero/flipzero/selfplay"
 )
 
 // TestMain lets the test binary act as the flipzero command, so a test can
@@ -70,7 +70,7 @@ func TestLoopSurvivesSIGKILL(t *testing.T) {
 	metrics := filepath.Join(run, "metrics.jsonl")
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
-		if ms, _ := selfplay.ReadMetrics(metrics); len(ms) >= 1 {
+		if ms, _ := loop.ReadMetrics(metrics); len(ms) >= 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -84,7 +84,7 @@ func TestLoopSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Wait()
-	before, err := selfplay.ReadMetrics(metrics)
+	before, err := loop.ReadMetrics(metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestLoopSurvivesSIGKILL(t *testing.T) {
 	if !strings.Contains(string(out), "generation "+strconv.Itoa(last.Generation)+",") {
 		t.Errorf("the restart did not resume from generation %d:\n%s", last.Generation, out)
 	}
-	after, err := selfplay.ReadMetrics(metrics)
+	after, err := loop.ReadMetrics(metrics)
 	if err != nil {
 		t.Fatal(err)
 	}

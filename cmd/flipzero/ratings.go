@@ -9,7 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/flipzero/flipzero/selfplay"
+	"github.com/flipzero/flipzero/arena"
+	"github.com/flipzero/flipzero/runfolder"
 )
 
 func runRatings(ctx context.Context, args []string, io stdio) error {
@@ -26,15 +27,16 @@ func runRatings(ctx context.Context, args []string, io stdio) error {
 	if *runDir == "" {
 		return usagef("--run is required")
 	}
-	records, err := selfplay.ReadMatches(*runDir)
+	run := runfolder.Folder(*runDir)
+	records, err := arena.ReadMatches(run.Matches())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return usagef("run %s has no matches yet (no %s)", *runDir, selfplay.MatchesFile)
+			return usagef("run %s has no matches yet (no %s)", *runDir, run.Matches())
 		}
 		return usageError{err}
 	}
 	games := map[string]bool{}
-	var kept []selfplay.MatchRecord
+	var kept []arena.MatchRecord
 	for _, r := range records {
 		games[r.Game] = true
 		if *gameName == "" || r.Game == *gameName {
@@ -47,9 +49,9 @@ func runRatings(ctx context.Context, args []string, io stdio) error {
 	}
 	records = kept
 	if len(records) == 0 {
-		return usagef("run %s: %s holds no match to rate", *runDir, selfplay.MatchesFile)
+		return usagef("run %s: %s holds no match to rate", *runDir, run.Matches())
 	}
-	ratings, err := selfplay.FitRatings(selfplay.Matches(records), *anchor)
+	ratings, err := arena.FitRatings(arena.Matches(records), *anchor)
 	if err != nil {
 		return usageError{err}
 	}

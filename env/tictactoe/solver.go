@@ -66,3 +66,11 @@ func (sv *Solver) BestActions(s *State, buf []int) []int {
 	}
 	return out
 }
+
+// Solve solves the game (env.Solvable).
+func (Game) Solve() env.Solver { return NewSolver() }
+
+// PerfectActions is BestActions for any state of the game (env.Solver).
+func (sv *Solver) PerfectActions(s env.State, buf []int) []int {
+	return sv.BestActions(s.(*State), buf)
+}

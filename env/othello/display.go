@@ -1,0 +1,65 @@
+package othello
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flipzero/flipzero/env"
+)
+
+// Picture is the board as String draws it, with its coordinates.
+func (s *State) Picture() string { return s.String() }
+
+// Layout is a grid of squares.
+func (s *State) Layout() string { return "square" }
+
+// Cells lists the 64 squares, a1 at the top left.
+func (s *State) Cells() []env.Cell {
+	black, white := s.Boards()
+	cells := make([]env.Cell, 0, Squares)
+	for sq := 0; sq < Squares; sq++ {
+		c := env.Cell{Name: SquareName(sq), Col: sq % 8, Row: sq/8 + 1, X: float64(sq % 8), Y: float64(sq / 8)}
+		switch {
+		case black>>sq&1 != 0:
+			c.Piece = "black"
+		case white>>sq&1 != 0:
+			c.Piece = "white"
+		}
+		cells = append(cells, c)
+	}
+	return cells
+}
+
+// Score counts the discs.
+func (s *State) Score() string {
+	b, w := s.Discs()
+	return fmt.Sprintf("black %d, white %d", b, w)
+}
+
+// Tally is the discs of each side, the empty squares going to the winner
+// once the game is over (the World Othello Federation's count).
+func (s *State) Tally() (first, second int) {
+	if s.Terminal() {
+		return s.FinalScore()
+	}
+	return s.Discs()
+}
+
+// Prompt is empty: every decision is a disc to place.
+func (s *State) Prompt() string { return "" }
+
+// Targets: a move is picked by its square (a single-line move's
+// direction is chosen among the moves of that square).
+func (s *State) Targets(action int) (kind string, points []string) {
+	text := s.Game().FormatAction(action)
+	if text == "pass" {
+		return "pass", nil
+	}
+	square, _, _ := strings.Cut(text, ":")
+	return "point", []string{square}
+}
+
+var (
+	_ env.Display = (*State)(nil)
+	_ env.Tally   = (*State)(nil)
+)

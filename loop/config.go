@@ -1,0 +1,249 @@
+package loop
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/flipzero/flipzero/data"
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/player"
+	"github.com/flipzero/flipzero/selfplay"
+)
+
+// Config is a run's configuration, read from a YAML file (configs/ has
+// one per game). Each section is the settings type of the module that
+// uses it, documented there with its defaults and the reasons for them;
+// a key a file leaves out keeps its default.
+type Config struct {
+	// Game is the registry name of the game to learn (required).
+	Game string `yaml:"game"`
+	// Network is the architecture (nn.Config; defaults by the board's
+	// size: nn.DefaultConfig).
+	Network nn.Config `yaml:"network"`
+	// Search is each self-play move's search (selfplay.Search: the
+	// mcts.Config constants and the playout cap).
+	Search selfplay.Search `yaml:"search"`
+	// SelfPlay is how games are played (selfplay.Settings).
+	SelfPlay selfplay.Settings `yaml:"selfplay"`
+	// Train is the optimizer and how much it trains (TrainConfig).
+	Train TrainConfig `yaml:"train"`
+	// Window sizes the replay window (data.WindowConfig).
+	Window data.WindowConfig `yaml:"window"`
+	// Arena measures each new network (ArenaConfig; off by default).
+	Arena ArenaConfig `yaml:"arena"`
+}
+
+// TrainConfig is the optimizer (nn.TrainConfig: momentum, weight decay,
+// batch-norm momentum) and how much the loop trains.
+type TrainConfig struct {
+	nn.TrainConfig `yaml:",inline"`
+	// BatchSize is the training batch (default 128: large enough for
+	// batch norm's statistics, small enough for two cores).
+	BatchSize int `yaml:"batch_size"`
+	// LearningRate is a schedule: the rate of the last entry whose step
+	// has been reached applies (default 0.02, then 0.006 and 0.002).
+	LearningRate []LRStep `yaml:"learning_rate"`
+	// ReplayRatio is how many times each new sample is used in training
+	// on average: steps per generation = new samples × ratio / batch
+	// (default 4: KataGo's order, which keeps the network from
+	// overfitting a small window).
+	ReplayRatio float64 `yaml:"replay_ratio"`
+	// MinSamples is how many samples the window must hold before training
+	// starts (default 2,000: a first batch from more than one game).
+	MinSamples int `yaml:"min_samples"`
+}
+
+// LRStep is one entry of the learning-rate schedule.
+type LRStep struct {
+	Step int     `yaml:"step"`
+	Rate float64 `yaml:"rate"`
+}
+
+// ArenaConfig has the loop measure each new network: a match against the
+// network that plays self-play (the previous one, or the best so far when
+// gating) and one against a fixed baseline, recorded in the run's match
+// log and rated. Off unless Games is set: on two cores the matches cost
+// about as much as a generation of self-play.
+type ArenaConfig struct {
+	// Games per match (default 0: no matches).
+	Games int `yaml:"games"`
+	// Playouts per move of the networks (default 100).
+	Playouts int `yaml:"playouts"`
+	// Baseline is a player name: random, greedy, mcts:N, ... (default
+	// greedy).
+	Baseline string `yaml:"baseline"`
+	// Gate is the score (draws half) a new network needs against the
+	// self-play network to replace it (AlphaGo Zero's 0.55); default 0
+	// promotes every new network.
+	Gate float64 `yaml:"gate"`
+}
+
+// DefaultConfig is the configuration of a run of game g that sets nothing
+// but the game.
+func DefaultConfig(g env.Game) Config {
+	return Config{
+		Game:     g.Name(),
+		Network:  nn.DefaultConfig(g),
+		Search:   selfplay.DefaultSearch(),
+		SelfPlay: selfplay.DefaultSettings(),
+		Train: TrainConfig{
+			TrainConfig:  nn.DefaultTrainConfig(),
+			BatchSize:    128,
+			LearningRate: []LRStep{{0, 0.02}, {20000, 0.006}, {60000, 0.002}},
+			ReplayRatio:  4,
+			MinSamples:   2000,
+		},
+		Window: data.WindowConfig{Min: 50000, Alpha: 0.75, Beta: 0.4, Max: 500000},
+		Arena:  ArenaConfig{Playouts: 100, Baseline: "greedy"},
+	}
+}
+
+// LearningRateAt is the scheduled rate at a training step.
+func (t TrainConfig) LearningRateAt(step int) float64 {
+	rate := t.LearningRate[0].Rate
+	for _, s := range t.LearningRate {
+		if step >= s.Step {
+			rate = s.Rate
+		}
+	}
+	return rate
+}
+
+// Optimizer is the trainer's configuration at a training step.
+func (t TrainConfig) Optimizer(step int) nn.TrainConfig {
+	c := t.TrainConfig
+	c.LearningRate = t.LearningRateAt(step)
+	return c
+}
+
+// LoadConfig reads and checks a config file, resolving its game in games.
+// Unknown keys and values out of range are errors that name the key and
+// the file.
+func LoadConfig(path string, games Games) (Config, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := ParseConfig(raw, games)
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Games finds a game by its registry name.
+type Games interface {
+	ByName(name string) (env.Game, error)
+}
+
+// ParseConfig reads and checks a config: the game first, then every key
+// over that game's defaults.
+func ParseConfig(raw []byte, games Games) (Config, error) {
+	var head struct {
+		Game string `yaml:"game"`
+	}
+	if err := yaml.Unmarshal(raw, &head); err != nil {
+		return Config{}, errors.New(cleanYAMLError(err))
+	}
+	if head.Game == "" {
+		return Config{}, errors.New("game: is required")
+	}
+	g, err := games.ByName(head.Game)
+	if err != nil {
+		return Config{}, fmt.Errorf("game: %w", err)
+	}
+	cfg := DefaultConfig(g)
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		return Config{}, errors.New(cleanYAMLError(err))
+	}
+	return cfg, cfg.Validate()
+}
+
+// cleanYAMLError makes yaml's multi-line errors one line.
+func cleanYAMLError(err error) string {
+	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
+	msg = strings.ReplaceAll(msg, "\n", "; ")
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+// Validate checks every section, naming the first key out of range as
+// section.key.
+func (c Config) Validate() error {
+	sections := []struct {
+		name string
+		err  error
+	}{
+		{"network", c.Network.Validate()},
+		{"search", c.Search.Validate()},
+		{"selfplay", c.SelfPlay.Validate()},
+		{"train", c.Train.Validate()},
+		{"window", c.Window.Validate()},
+		{"arena", c.Arena.Validate()},
+	}
+	for _, s := range sections {
+		if s.err != nil {
+			return fmt.Errorf("%s.%w", s.name, s.err)
+		}
+	}
+	return nil
+}
+
+// Validate names the first setting out of range by its key.
+func (t TrainConfig) Validate() error {
+	c := t.TrainConfig
+	if len(t.LearningRate) == 0 || t.LearningRate[0].Step != 0 {
+		return errors.New("learning_rate: must list at least one {step, rate}, the first at step 0")
+	}
+	for i, lr := range t.LearningRate {
+		if !(lr.Rate > 0 && lr.Rate <= 10) || (i > 0 && lr.Step <= t.LearningRate[i-1].Step) {
+			return fmt.Errorf("learning_rate[%d]: {step: %d, rate: %v} needs a rate in (0, 10] and steps in increasing order", i, lr.Step, lr.Rate)
+		}
+	}
+	c.LearningRate = t.LearningRate[0].Rate
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case t.BatchSize < 1 || t.BatchSize > 4096:
+		return fmt.Errorf("batch_size: %d, must be 1..4096", t.BatchSize)
+	case !(t.ReplayRatio > 0 && t.ReplayRatio <= 100):
+		return fmt.Errorf("replay_ratio: %v, must be in (0, 100]", t.ReplayRatio)
+	case t.MinSamples < 0:
+		return fmt.Errorf("min_samples: %d, must be 0 or more", t.MinSamples)
+	}
+	return nil
+}
+
+// Validate names the first setting out of range by its key.
+func (a ArenaConfig) Validate() error {
+	switch {
+	case a.Games < 0 || a.Games > 100_000:
+		return fmt.Errorf("games: %d, must be 0 (off) to 100000", a.Games)
+	case a.Games == 0:
+		return nil
+	case a.Playouts < 1 || a.Playouts > 1_000_000:
+		return fmt.Errorf("playouts: %d, must be 1..1000000", a.Playouts)
+	case !validBaseline(a.Baseline):
+		return fmt.Errorf("baseline: %q, must name a player: random, greedy, perfect, mcts:N, alphabeta:D", a.Baseline)
+	case !(a.Gate >= 0 && a.Gate < 1):
+		return fmt.Errorf("gate: %v, must be in [0, 1) (0: no gating)", a.Gate)
+	}
+	return nil
+}
+
+func validBaseline(name string) bool {
+	if strings.HasPrefix(name, "gtp:") {
+		return len(name) > len("gtp:")
+	}
+	_, err := player.ParsePlayer(name, player.PlayerOptions{})
+	return err == nil
+}

@@ -1,0 +1,444 @@
+package loop
+
+import (
+	"context"
+	"github.com/flipzero/flipzero/runfolder"
+	"github.com/flipzero/flipzero/selfplay"
+
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/flipzero/flipzero/data"
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/mcts"
+	"github.com/flipzero/flipzero/nn"
+)
+
+// LoopOptions says which run to start or resume and when to stop.
+type LoopOptions struct {
+	// ConfigPath is the config of a new run. A run folder that has its
+	// own config.yaml resumes with that one.
+	ConfigPath string
+	RunDir     string
+	// Games resolves the config's game (nil: the built-in games).
+	Games Games
+	// Backend computes the network (nil: the CPU).
+	Backend nn.Backend
+	// MaxGenerations and MaxDuration stop the run after this many new
+	// generations or this much time (0: no limit).
+	MaxGenerations int
+	MaxDuration    time.Duration
+	// Log receives one summary line per generation and notices; Progress
+	// receives the progress bars (nil: none).
+	Log      io.Writer
+	Progress io.Writer
+	Seed     uint64
+}
+
+func (o *LoopOptions) defaults() {
+	if o.Games == nil {
+		o.Games = games.Builtin()
+	}
+	if o.Backend == nil {
+		o.Backend = nn.CPU()
+	}
+}
+
+// Loop runs the training loop: generations of self-play, training and a
+// checkpoint, until a limit is reached or ctx is cancelled. Everything it
+// writes is complete or absent, so a run killed at any moment resumes
+// from its newest checkpoint, losing at most the generation in progress.
+func Loop(ctx context.Context, opts LoopOptions) error {
+	logf := func(format string, args ...any) {
+		if opts.Log != nil {
+			fmt.Fprintf(opts.Log, format+"\n", args...)
+		}
+	}
+	opts.defaults()
+	run := runfolder.Folder(opts.RunDir)
+	cfg, err := prepareRun(run, opts)
+	if err != nil {
+		return err
+	}
+	g, err := opts.Games.ByName(cfg.Game)
+	if err != nil {
+		return fmt.Errorf("config: game: %w", err)
+	}
+	trainer, gen, err := loadNewestCheckpoint(run, g, cfg, opts, logf)
+	if err != nil {
+		return err
+	}
+	replay, err := data.LoadReplay(run.Data(), g, cfg.Window, func(err error) {
+		logf("skipping damaged training data: %v", err)
+	})
+	if err != nil {
+		return err
+	}
+	logf("run %s: %s, %v on %s, generation %d, step %d, %d samples in the window of %d",
+		opts.RunDir, g.Name(), trainer.Network().Config(), opts.Backend.Name(), gen, trainer.Steps(), replay.Len(), replay.Total())
+
+	// The network that plays self-play: the newest, unless gating kept an
+	// older one.
+	best := gen
+	if ms, _ := ReadMetrics(run.Metrics()); cfg.Arena.Gate > 0 && len(ms) > 0 && ms[len(ms)-1].Best < gen {
+		best = ms[len(ms)-1].Best
+	}
+	player, err := selfPlayNetwork(run, g, trainer, gen, best)
+	if err != nil {
+		return err
+	}
+
+	rng := rand.New(rand.NewPCG(opts.Seed, uint64(gen)))
+	runStart := time.Now()
+	priorSeconds := lastRunSeconds(run)
+	for done := 0; opts.MaxGenerations == 0 || done < opts.MaxGenerations; done++ {
+		if opts.MaxDuration > 0 && time.Since(runStart) >= opts.MaxDuration {
+			logf("time limit reached")
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		gen++
+		m, err := runGeneration(ctx, generation{
+			number: gen, cfg: cfg, game: g, trainer: trainer, replay: replay, player: player,
+			run: run, backend: opts.Backend, rng: rng, progress: opts.Progress, seed: opts.Seed,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				logf("stopped during generation %d; the run resumes from generation %d", gen, gen-1)
+				return nil
+			}
+			return fmt.Errorf("generation %d: %w", gen, err)
+		}
+		m.Best = gen
+		if cfg.Arena.Games > 0 {
+			if err := trainer.Sync(); err != nil {
+				return err
+			}
+			promote, err := measure(ctx, cfg, g, run, gen, best, trainer.Network().Fold(), player, &m, opts.Progress)
+			if err != nil {
+				if ctx.Err() != nil {
+					logf("stopped while measuring generation %d; its checkpoint is kept", gen)
+					return nil
+				}
+				return fmt.Errorf("generation %d: arena: %w", gen, err)
+			}
+			if !promote {
+				m.Best = best
+			}
+		}
+		if m.Best == gen {
+			if err := trainer.Sync(); err != nil {
+				return err
+			}
+			best, player = gen, trainer.Network().Fold()
+		}
+		m.RunSeconds = priorSeconds + time.Since(runStart).Seconds()
+		if err := AppendMetrics(run.Metrics(), m); err != nil {
+			return err
+		}
+		logf("gen %d: %d games, %d positions (%.0f/s), %.0f evals/s, %d steps (step %d) policy %.3f value %.3f, %.0f s",
+			m.Generation, m.Games, m.Positions, m.PositionsS, m.EvalsS, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, m.Seconds)
+	}
+	return nil
+}
+
+// prepareRun creates the run folder for a new run, or reads the config of
+// the run being resumed.
+func prepareRun(run runfolder.Folder, opts LoopOptions) (Config, error) {
+	if run.Exists() {
+		run.RemoveStaleTemporaries()
+		return LoadConfig(run.Config(), opts.Games)
+	}
+	if opts.ConfigPath == "" {
+		return Config{}, fmt.Errorf("%s is not a run folder (no %s): give a config to start a run", run, filepath.Base(run.Config()))
+	}
+	cfg, err := LoadConfig(opts.ConfigPath, opts.Games)
+	if err != nil {
+		return Config{}, err
+	}
+	raw, err := os.ReadFile(opts.ConfigPath)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if err := run.Create(); err != nil {
+		return Config{}, err
+	}
+	if err := atomicfile.WriteBytes(run.Config(), raw); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// loadNewestCheckpoint resumes from the newest readable checkpoint, or
+// starts a new network and saves it as generation 0.
+func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts LoopOptions, logf func(string, ...any)) (nn.Training, int, error) {
+	gens, err := run.Generations()
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := len(gens) - 1; i >= 0; i-- {
+		path := run.Checkpoint(gens[i])
+		ckpt, err := nn.LoadCheckpointAs(path, g, cfg.Network)
+		if err != nil {
+			logf("skipping checkpoint: %v", err)
+			continue
+		}
+		if ckpt.Trainer == nil {
+			logf("skipping checkpoint %s: it has no optimizer state", path)
+			continue
+		}
+		t, err := opts.Backend.NewTraining(ckpt.Network, ckpt.Trainer.Config(), ckpt.Trainer.Velocity(), ckpt.Step)
+		if err != nil {
+			return nil, 0, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		return t, gens[i], nil
+	}
+	net, err := nn.New(g, cfg.Network, opts.Seed)
+	if err != nil {
+		return nil, 0, err
+	}
+	trainer, err := opts.Backend.NewTraining(net, cfg.Train.Optimizer(0), nil, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := nn.SaveCheckpoint(run.Checkpoint(0), trainer, map[string]string{"generation": "0"}); err != nil {
+		return nil, 0, err
+	}
+	return trainer, 0, nil
+}
+
+func lastRunSeconds(run runfolder.Folder) float64 {
+	ms, _ := ReadMetrics(run.Metrics())
+	if len(ms) == 0 {
+		return 0
+	}
+	return ms[len(ms)-1].RunSeconds
+}
+
+// selfPlayNetwork is the network that plays the next generation's games:
+// the trainer's, or the checkpoint of generation best when gating kept it.
+func selfPlayNetwork(run runfolder.Folder, g env.Game, trainer nn.Training, gen, best int) (*nn.Folded, error) {
+	if best == gen {
+		if err := trainer.Sync(); err != nil {
+			return nil, err
+		}
+		return trainer.Network().Fold(), nil
+	}
+	ckpt, err := nn.LoadCheckpoint(run.Checkpoint(best), g)
+	if err != nil {
+		return nil, fmt.Errorf("the self-play network: %w", err)
+	}
+	return ckpt.Network.Fold(), nil
+}
+
+// generation is what one generation of the loop works with.
+type generation struct {
+	number   int
+	cfg      Config
+	game     env.Game
+	trainer  nn.Training
+	player   *nn.Folded // the network that plays the games
+	replay   *data.Replay
+	run      runfolder.Folder
+	backend  nn.Backend
+	rng      *rand.Rand
+	progress io.Writer
+	seed     uint64
+}
+
+func newBar(w io.Writer, total int, what string) *progressbar.ProgressBar {
+	if w == nil {
+		w = io.Discard
+	}
+	return progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)
+}
+
+func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, error) {
+	start := time.Now()
+	m := GenerationMetrics{Generation: gen.number, Time: start.UTC().Format(time.RFC3339)}
+	shard := gen.run.Shard(gen.number)
+	var newSamples int
+	if n, err := data.ShardSamples(shard, gen.game); err == nil {
+		// The previous run wrote this generation's games and was stopped
+		// before its checkpoint: the games are already in the window.
+		newSamples = n
+		m.Positions = n
+	} else {
+		samples, err := selfPlay(ctx, gen, &m)
+		if err != nil {
+			return m, err
+		}
+		if err := data.WriteShard(shard, gen.game, samples); err != nil {
+			return m, err
+		}
+		gen.replay.Add(samples)
+		newSamples = len(samples)
+	}
+	playSeconds := time.Since(start).Seconds()
+	if playSeconds > 0 {
+		m.PositionsS = float64(m.Positions) / playSeconds
+	}
+	if err := train(ctx, gen, newSamples, &m); err != nil {
+		return m, err
+	}
+	meta := map[string]string{
+		"generation":    strconv.Itoa(gen.number),
+		"samples_total": strconv.Itoa(gen.replay.Total()),
+	}
+	if err := nn.SaveCheckpoint(gen.run.Checkpoint(gen.number), gen.trainer, meta); err != nil {
+		return m, err
+	}
+	m.Samples = gen.replay.Total()
+	m.Window = gen.replay.Len()
+	m.Seconds = time.Since(start).Seconds()
+	return m, nil
+}
+
+// selfPlay plays the generation's games with the current network.
+func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data.Sample, error) {
+	settings := gen.cfg.SelfPlay
+	seed := gen.seed ^ uint64(gen.number)*0x9e3779b97f4a7c15
+	bar := newBar(gen.progress, settings.Games, fmt.Sprintf("gen %d self-play", gen.number))
+	defer bar.Close()
+	var samples []data.Sample
+	start := time.Now()
+	stats, err := selfplay.PlayGames(ctx, gen.game, gen.cfg.Search, settings, seed, func() (mcts.Evaluator, error) {
+		return nn.NewEvaluator(gen.backend, gen.player, settings.BatchSize)
+	}, func(r selfplay.GameRecord) {
+		samples = append(samples, r.Samples...)
+		m.Games++
+		m.Moves += r.Moves
+		switch r.Winner {
+		case 0, 1:
+			m.Results[r.Winner]++
+		default:
+			m.Results[2]++
+		}
+		if r.Resigned {
+			m.Resigned++
+		}
+		if r.WouldResign {
+			m.NoResign++
+			if r.FalseResign {
+				m.FalseResign++
+			}
+		}
+		bar.Add(1)
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.Positions = len(samples)
+	if s := time.Since(start).Seconds(); s > 0 {
+		m.EvalsS = float64(stats.Evaluations) / s
+	}
+	return samples, nil
+}
+
+// train takes the generation's training steps: enough that each new
+// sample is used ReplayRatio times on average.
+func train(ctx context.Context, gen generation, newSamples int, m *GenerationMetrics) error {
+	tc := gen.cfg.Train
+	if gen.replay.Len() < tc.MinSamples || newSamples == 0 {
+		m.Step = int(gen.trainer.Steps())
+		return nil
+	}
+	steps := int(math.Ceil(float64(newSamples) * tc.ReplayRatio / float64(tc.BatchSize)))
+	batch := newBatchBuilder(gen.game, tc.BatchSize)
+	bar := newBar(gen.progress, steps, fmt.Sprintf("gen %d training", gen.number))
+	defer bar.Close()
+	start := time.Now()
+	var policySum, valueSum float64
+	for i := 0; i < steps; i++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		lr := tc.LearningRateAt(int(gen.trainer.Steps()))
+		if err := gen.trainer.SetLearningRate(lr); err != nil {
+			return err
+		}
+		b := batch.fill(gen.replay, gen.rng)
+		losses, err := gen.trainer.Step(b)
+		if err != nil {
+			return err
+		}
+		policySum += losses.Policy
+		valueSum += losses.Value
+		m.LR = lr
+		bar.Add(1)
+	}
+	m.Steps = steps
+	m.Step = int(gen.trainer.Steps())
+	m.PolicyLoss = policySum / float64(steps)
+	m.ValueLoss = valueSum / float64(steps)
+	if s := time.Since(start).Seconds(); s > 0 {
+		m.TrainS = float64(steps*tc.BatchSize) / s
+	}
+	return nil
+}
+
+// batchBuilder assembles training batches from the window, each sample
+// under a random symmetry, reusing its buffers.
+type batchBuilder struct {
+	aug     *data.Augmenter
+	size    int
+	actions int
+	planes  int
+	scratch data.Sample
+	batch   nn.Batch
+}
+
+func newBatchBuilder(g env.Game, size int) *batchBuilder {
+	p, h, w := g.EncodedShape()
+	a := g.ActionSpace()
+	return &batchBuilder{
+		aug: data.NewAugmenter(g), size: size, actions: a, planes: p * h * w,
+		batch: nn.Batch{
+			Inputs:  make([]float32, size*p*h*w),
+			Policy:  make([]float32, size*a),
+			Legal:   make([]float32, size*a),
+			Value:   make([]float32, size*3),
+			Weights: make([]float32, size),
+		},
+	}
+}
+
+func (bb *batchBuilder) fill(replay *data.Replay, rng *rand.Rand) nn.Batch {
+	b := bb.batch
+	clear(b.Policy)
+	clear(b.Legal)
+	clear(b.Value)
+	for i := 0; i < bb.size; i++ {
+		src := replay.Sample(rng)
+		s := &bb.scratch
+		bb.aug.Transform(s, src, rng.IntN(bb.aug.Symmetries()))
+		copy(b.Inputs[i*bb.planes:(i+1)*bb.planes], s.Planes)
+		for k, a := range s.Legal {
+			b.Policy[i*bb.actions+int(a)] = s.Policy[k]
+			b.Legal[i*bb.actions+int(a)] = 1
+		}
+		b.Value[i*3+int(1-s.Outcome)] = 1 // win, draw, loss
+		b.Weights[i] = s.Weight
+	}
+	return b
+}

@@ -1,0 +1,214 @@
+package loop
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flipzero/flipzero/arena"
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/mcts"
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/runfolder"
+)
+
+// lossesAgainstSolver plays games against the perfect player, the network
+// (with a small search) taking each side in turn; the solver picks at
+// random among its best moves, so the games differ.
+func lossesAgainstSolver(t *testing.T, net *nn.Network, playouts, games int, seed uint64) (losses, draws int) {
+	t.Helper()
+	solver := tictactoe.NewSolver()
+	eval, err := net.Fold().NewEvaluator(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var result mcts.Result
+	var best [tictactoe.Cells]int
+	for game := 0; game < games; game++ {
+		netSide := env.Player(game % 2)
+		s := &tictactoe.State{}
+		tree, err := mcts.NewTree(mcts.DefaultConfig(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for !s.Terminal() {
+			var action int
+			if s.ToMove() == netSide {
+				if err := tree.Search(context.Background(), eval, playouts); err != nil {
+					t.Fatal(err)
+				}
+				tree.Result(&result)
+				action = result.Best
+			} else {
+				options := solver.BestActions(s, best[:0])
+				action = options[rng.IntN(len(options))]
+			}
+			s.Apply(action)
+			if err := tree.Advance(action); err != nil {
+				t.Fatal(err)
+			}
+		}
+		switch s.Winner() {
+		case netSide.Other():
+			losses++
+		case env.NoPlayer:
+			draws++
+		}
+	}
+	return losses, draws
+}
+
+// TestLoopLearnsTicTacToe runs the real loop on the shipped tic-tac-toe
+// config until the network, with a small search, never loses to the
+// perfect player in 100 games from both sides.
+func TestLoopLearnsTicTacToe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a network for up to 3 minutes")
+	}
+	const budget = 3 * time.Minute
+	run := t.TempDir()
+	start := time.Now()
+	var log strings.Builder
+	for gen := 1; time.Since(start) < budget; gen++ {
+		err := Loop(context.Background(), LoopOptions{
+			ConfigPath: "../configs/tictactoe.yaml", RunDir: run, MaxGenerations: 1, Seed: 7, Log: &log,
+		})
+		if err != nil {
+			t.Fatalf("generation %d: %v\n%s", gen, err, log.String())
+		}
+		if gen < 4 {
+			continue
+		}
+		ckpt, err := nn.LoadCheckpoint(runfolder.Folder(run).Checkpoint(gen), tictactoe.Game{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		losses, draws := lossesAgainstSolver(t, ckpt.Network, 32, 100, uint64(gen))
+		t.Logf("generation %d after %.0f s: %d losses, %d draws in 100 games against the perfect player",
+			gen, time.Since(start).Seconds(), losses, draws)
+		if losses == 0 {
+			return
+		}
+	}
+	t.Fatalf("no perfect play within %v\n%s", budget, log.String())
+}
+
+// TestLoopResumesAndSkipsDamage stops a run, damages its newest shard and
+// checkpoint, and resumes: the run goes on from the newest good
+// checkpoint, reporting what it skipped.
+func TestLoopResumesAndSkipsDamage(t *testing.T) {
+	run := t.TempDir()
+	cfg := writeTinyConfig(t)
+	var log strings.Builder
+	opts := LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 3, Log: &log}
+	if err := Loop(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := ReadMetrics(runfolder.Folder(run).Metrics())
+	if err != nil || len(ms) != 2 || ms[1].Step <= ms[0].Step || ms[0].Step == 0 {
+		t.Fatalf("metrics after two generations: %+v, %v", ms, err)
+	}
+	// Damage generation 2's checkpoint and shard.
+	for _, p := range []string{runfolder.Folder(run).Checkpoint(2), runfolder.Folder(run).Shard(2)} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0xff
+		os.WriteFile(p, b, 0o644)
+	}
+	log.Reset()
+	opts.ConfigPath = "" // a run folder resumes with its own config
+	opts.MaxGenerations = 1
+	if err := Loop(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	out := log.String()
+	if !strings.Contains(out, "skipping checkpoint") || !strings.Contains(out, "generation 1,") {
+		t.Errorf("resume should skip the damaged checkpoint and go on from generation 1:\n%s", out)
+	}
+	// The damaged shard is reported and then replaced by a new generation 2.
+	if !strings.Contains(out, "skipping damaged training data") {
+		t.Errorf("the damaged shard was not reported:\n%s", out)
+	}
+	if _, err := nn.LoadCheckpoint(runfolder.Folder(run).Checkpoint(2), tictactoe.Game{}); err != nil {
+		t.Errorf("generation 2 was not redone: %v", err)
+	}
+}
+
+// writeTinyConfig writes a tic-tac-toe config small enough for a fast test.
+func writeTinyConfig(t *testing.T) string {
+	t.Helper()
+	raw, err := os.ReadFile("../configs/tictactoe.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), "games_per_generation: 200", "games_per_generation: 24", 1)
+	text = strings.Replace(text, "min_samples: 256", "min_samples: 16", 1)
+	path := filepath.Join(t.TempDir(), "tictactoe-tiny.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestLoopMeasuresEachGeneration turns the arena on: each generation
+// plays the self-play network and the baseline, records both matches and
+// gets a rating; with a gate nobody can pass, the self-play network stays
+// generation 0.
+func TestLoopMeasuresEachGeneration(t *testing.T) {
+	run := t.TempDir()
+	raw, err := os.ReadFile(writeTinyConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "arena.yaml")
+	text, _, _ := strings.Cut(string(raw), "\narena:")
+	text += "\narena:\n  games: 6\n  playouts: 8\n  baseline: random\n  gate: 0.99\n"
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Loop(context.Background(), LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	records, err := arena.ReadMatches(runfolder.Folder(run).Matches())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := ReadMetrics(runfolder.Folder(run).Metrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(records) != 2*len(ms) || len(ms) != 2 {
+		t.Fatalf("%d matches recorded over %d generations, want two per generation", len(records), len(ms))
+	}
+	best := 0
+	for i, m := range ms {
+		versusBest, versusBaseline := records[2*i], records[2*i+1]
+		if versusBest.A != runfolder.GenerationName(m.Generation) || versusBest.B != runfolder.GenerationName(best) || versusBaseline.B != "random" {
+			t.Errorf("generation %d played %s vs %s and %s vs %s; want it against %s and random",
+				m.Generation, versusBest.A, versusBest.B, versusBaseline.A, versusBaseline.B, runfolder.GenerationName(best))
+		}
+		for _, r := range []arena.MatchRecord{versusBest, versusBaseline} {
+			if r.Wins+r.Draws+r.Losses != 6 {
+				t.Errorf("%s vs %s: %d games, want 6", r.A, r.B, r.Wins+r.Draws+r.Losses)
+			}
+		}
+		if m.Rating == nil {
+			t.Errorf("generation %d has no rating", m.Generation)
+		}
+		// The 0.99 gate is passed only by winning every game.
+		if versusBest.Match().Score.Fraction() >= 0.99 {
+			best = m.Generation
+		}
+		if m.Best != best {
+			t.Errorf("generation %d: best %d, want %d", m.Generation, m.Best, best)
+		}
+	}
+}

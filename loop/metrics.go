@@ -1,0 +1,156 @@
+package loop
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"image/color"
+	"io"
+	"os"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/flipzero/flipzero/internal/atomicfile"
+)
+
+// GenerationMetrics is one line of a run's metrics.jsonl: what one
+// generation of the loop did.
+type GenerationMetrics struct {
+	Generation  int      `json:"generation"`
+	Time        string   `json:"time"`
+	Seconds     float64  `json:"seconds"`     // wall time of the generation
+	RunSeconds  float64  `json:"run_seconds"` // wall time of the run so far
+	Games       int      `json:"games"`
+	Positions   int      `json:"positions"` // recorded as training samples
+	Moves       int      `json:"moves"`     // searched, recorded or not
+	PositionsS  float64  `json:"positions_per_s"`
+	EvalsS      float64  `json:"evals_per_s"` // network evaluations per second in self-play
+	Resigned    int      `json:"resigned"`
+	FalseResign int      `json:"false_resignations"` // no-resign games the resigning side would have drawn or won
+	NoResign    int      `json:"no_resign_games"`    // games played out where resignation would have happened
+	Results     [3]int   `json:"results"`            // first player wins, second player wins, draws
+	Steps       int      `json:"steps"`              // training steps this generation
+	Step        int      `json:"step"`               // training steps over the run
+	Samples     int      `json:"samples_total"`      // samples produced over the run
+	Window      int      `json:"window"`
+	LR          float64  `json:"learning_rate"`
+	PolicyLoss  float64  `json:"policy_loss"`
+	ValueLoss   float64  `json:"value_loss"`
+	TrainS      float64  `json:"train_samples_per_s"`
+	Rating      *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
+	Best        int      `json:"best"`             // the generation whose network plays the next games
+}
+
+// ReadMetrics reads a metrics file; a line that cannot be read (a write
+// cut by a crash before the file was made atomic) ends the list.
+func ReadMetrics(path string) ([]GenerationMetrics, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	var out []GenerationMetrics
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		var m GenerationMetrics
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			return out, fmt.Errorf("metrics %s line %d: %w", path, line, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// AppendMetrics adds a generation's line to the metrics file, rewriting it
+// atomically so a kill never leaves half a line.
+func AppendMetrics(path string, m GenerationMetrics) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	line, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(path, append(append(old, line...), '\n'))
+}
+
+// PlotMetrics draws the loss curves (and ratings, when there are any)
+// against the generation to a PNG.
+func PlotMetrics(metrics []GenerationMetrics, out string) error {
+	if len(metrics) == 0 {
+		return fmt.Errorf("plot: no generations to draw")
+	}
+	losses := plot.New()
+	losses.Title.Text = "training loss"
+	losses.X.Label.Text = "generation"
+	losses.Y.Label.Text = "loss"
+	losses.Legend.Top = true
+	policy, value := make(plotter.XYs, 0, len(metrics)), make(plotter.XYs, 0, len(metrics))
+	var ratings plotter.XYs
+	for _, m := range metrics {
+		if m.Steps > 0 {
+			policy = append(policy, plotter.XY{X: float64(m.Generation), Y: m.PolicyLoss})
+			value = append(value, plotter.XY{X: float64(m.Generation), Y: m.ValueLoss})
+		}
+		if m.Rating != nil {
+			ratings = append(ratings, plotter.XY{X: float64(m.Generation), Y: *m.Rating})
+		}
+	}
+	if err := addLine(losses, "policy", policy, color.RGBA{R: 200, A: 255}); err != nil {
+		return err
+	}
+	if err := addLine(losses, "value", value, color.RGBA{B: 200, A: 255}); err != nil {
+		return err
+	}
+	panels := []*plot.Plot{losses}
+	if len(ratings) > 0 {
+		rp := plot.New()
+		rp.Title.Text = "rating"
+		rp.X.Label.Text = "generation"
+		rp.Y.Label.Text = "Elo"
+		if err := addLine(rp, "Elo", ratings, color.RGBA{G: 150, A: 255}); err != nil {
+			return err
+		}
+		panels = append(panels, rp)
+	}
+	const width, rowHeight = 8 * vg.Inch, 4 * vg.Inch
+	img := vgimg.New(width, rowHeight*vg.Length(len(panels)))
+	dc := draw.New(img)
+	grid := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		grid[i] = []*plot.Plot{p}
+	}
+	canvases := plot.Align(grid, draw.Tiles{Rows: len(panels), Cols: 1}, dc)
+	for i, p := range panels {
+		p.Draw(canvases[i][0])
+	}
+	f := vgimg.PngCanvas{Canvas: img}
+	return atomicfile.Write(out, func(w io.Writer) error {
+		_, err := f.WriteTo(w)
+		return err
+	})
+}
+
+func addLine(p *plot.Plot, name string, points plotter.XYs, c color.Color) error {
+	if len(points) == 0 {
+		return nil
+	}
+	line, err := plotter.NewLine(points)
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", name, err)
+	}
+	line.Color = c
+	line.Width = vg.Points(1.5)
+	p.Add(line)
+	p.Legend.Add(name, line)
+	return nil
+}

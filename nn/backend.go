@@ -1,0 +1,163 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/mcts"
+)
+
+// Backend computes networks: the search's batched inference and the
+// trainer's steps. Everything else about a network — its definition, its
+// files, folding — is the same whatever computes it, so a network trained
+// by one backend loads and plays on another. The CPU backend (CPU) is this
+// package's own code; a GPU backend implements the same interface and the
+// callers never know which they have (lc0's network.h is the model).
+type Backend interface {
+	// Name says what computes, for logs: "cpu (OpenBLAS ...)", "cuda (H100 ...)".
+	Name() string
+	// NewInference prepares batched inference of a snapshot for batches
+	// of up to maxBatch positions, for one goroutine at a time.
+	NewInference(f *Folded, maxBatch int) (Inference, error)
+	// NewTraining trains net from its current weights, resuming the
+	// optimizer from velocity (nil: at rest) and the step count steps.
+	NewTraining(net *Network, cfg TrainConfig, velocity [][]float32, steps int64) (Training, error)
+}
+
+// Inference runs a network on a batch of encoded positions.
+type Inference interface {
+	// MaxBatch is the largest batch Forward takes.
+	MaxBatch() int
+	// Forward runs the network on count positions (count × planes ×
+	// height × width values) and returns the policy logits (count ×
+	// actions) and win/draw/loss probabilities (count × 3), valid until
+	// the next call.
+	Forward(inputs []float32, count int) (logits, wdl []float32, err error)
+}
+
+// Training takes optimizer steps on a network.
+type Training interface {
+	// Step takes one step on the batch and returns its losses, computed
+	// before the update.
+	Step(b Batch) (Losses, error)
+	// SetLearningRate changes the learning rate from the next step on.
+	SetLearningRate(lr float64) error
+	// Steps counts the steps taken, those before a resume included.
+	Steps() int64
+	// Config is the optimizer's current configuration.
+	Config() TrainConfig
+	// Network is the network being trained. Its arrays hold the trained
+	// weights after Sync.
+	Network() *Network
+	// Velocity is the optimizer's momentum, parallel to
+	// Network().Learnables(), after Sync.
+	Velocity() [][]float32
+	// Sync brings the network's arrays and the velocity up to date with
+	// the backend's (a no-op where they are the same memory): call it
+	// before saving a checkpoint or folding the network.
+	Sync() error
+}
+
+// CPU is the backend that computes on the CPU: Gorgonia trains, and the
+// im2row + SGEMM forward pass (Evaluator) infers.
+func CPU() Backend { return cpuBackend{} }
+
+type cpuBackend struct{}
+
+func (cpuBackend) Name() string { return "cpu (" + BLAS + ")" }
+
+func (cpuBackend) NewInference(f *Folded, maxBatch int) (Inference, error) {
+	return f.NewEvaluator(maxBatch)
+}
+
+func (cpuBackend) NewTraining(net *Network, cfg TrainConfig, velocity [][]float32, steps int64) (Training, error) {
+	t, err := NewTrainer(net, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if velocity != nil {
+		if len(velocity) != len(t.velocity) {
+			return nil, fmt.Errorf("training: %d momentum arrays for %d learnables", len(velocity), len(t.velocity))
+		}
+		for i, v := range velocity {
+			if len(v) != len(t.velocity[i]) {
+				return nil, fmt.Errorf("training: momentum of %s holds %d values, want %d", net.learnables[i].name, len(v), len(t.velocity[i]))
+			}
+			copy(t.velocity[i], v)
+		}
+	}
+	t.steps = steps
+	return t, nil
+}
+
+// Velocity is the momentum buffer, parallel to Network().Learnables().
+func (t *Trainer) Velocity() [][]float32 { return t.velocity }
+
+// Sync does nothing: the Gorgonia trainer works on the network's own arrays.
+func (t *Trainer) Sync() error { return nil }
+
+// NewEvaluator is the search's evaluator of network f on backend, for
+// batches of up to maxBatch positions.
+func NewEvaluator(backend Backend, f *Folded, maxBatch int) (mcts.Evaluator, error) {
+	inf, err := backend.NewInference(f, maxBatch)
+	if err != nil {
+		return nil, err
+	}
+	if ev, ok := inf.(*Evaluator); ok {
+		return ev, nil // the CPU's inference evaluates by itself
+	}
+	return NewBatchEvaluator(f.Game(), inf)
+}
+
+// NewBatchEvaluator is the search's evaluator over any backend's
+// inference: it encodes the states, runs them through inf in batches and
+// turns the logits into priors over the legal actions. It allocates
+// nothing per call and is used by one goroutine at a time.
+func NewBatchEvaluator(g env.Game, inf Inference) (*BatchEvaluator, error) {
+	sh, err := gameShape(g)
+	if err != nil {
+		return nil, err
+	}
+	return &BatchEvaluator{game: g, inf: inf, shape: sh,
+		input: make([]float32, inf.MaxBatch()*sh.planes*sh.cells()),
+		legal: make([]int, 0, sh.actions)}, nil
+}
+
+// BatchEvaluator: see NewBatchEvaluator.
+type BatchEvaluator struct {
+	game  env.Game
+	inf   Inference
+	shape shape
+	input []float32
+	legal []int
+}
+
+// Evaluate writes each state's priors over the action space and its value
+// for the player to move, as (*Evaluator).Evaluate does.
+func (e *BatchEvaluator) Evaluate(states []env.State, priors, values []float32) error {
+	sh := e.shape
+	if len(priors) < len(states)*sh.actions || len(values) < len(states) {
+		return fmt.Errorf("evaluate %d states: priors hold %d values and values %d, want %d and %d",
+			len(states), len(priors), len(values), len(states)*sh.actions, len(states))
+	}
+	size := sh.planes * sh.cells()
+	maxBatch := e.inf.MaxBatch()
+	for start := 0; start < len(states); start += maxBatch {
+		batch := states[start:min(len(states), start+maxBatch)]
+		for i, s := range batch {
+			if s.Game().Name() != e.game.Name() {
+				return fmt.Errorf("evaluate: state %d is a %s position, the network plays %s", start+i, s.Game().Name(), e.game.Name())
+			}
+			s.Encode(e.input[i*size : (i+1)*size])
+		}
+		logits, wdl, err := e.inf.Forward(e.input[:len(batch)*size], len(batch))
+		if err != nil {
+			return fmt.Errorf("evaluate: %w", err)
+		}
+		for i, s := range batch {
+			e.legal = legalSoftmax(s, logits[i*sh.actions:(i+1)*sh.actions], priors[(start+i)*sh.actions:(start+i+1)*sh.actions], e.legal)
+			values[start+i] = wdl[i*valueOutputs] - wdl[i*valueOutputs+2]
+		}
+	}
+	return nil
+}

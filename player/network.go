@@ -1,0 +1,37 @@
+package player
+
+import (
+	"fmt"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/mcts"
+	"github.com/flipzero/flipzero/nn"
+)
+
+// NetworkPlayer searches playouts simulations per move with the network
+// f's priors and values, named label (the loop names checkpoints by
+// generation). Each seat has its own evaluator over f's shared,
+// read-only weights, sized for the seat's batches.
+func NetworkPlayer(label string, f *nn.Folded, playouts int) *SearchPlayer {
+	return &SearchPlayer{
+		Label:    label,
+		Playouts: playouts,
+		Config:   mcts.DefaultConfig(),
+		NewEvaluator: func(g env.Game, maxBatch int, _ uint64) (mcts.Evaluator, error) {
+			if g.Name() != f.Game().Name() {
+				return nil, fmt.Errorf("the network plays %s, not %s", f.Game().Name(), g.Name())
+			}
+			return f.NewEvaluator(maxBatch)
+		},
+	}
+}
+
+// LoadNetworkPlayer reads a checkpoint or model file of game g and makes
+// a NetworkPlayer of it named by the path.
+func LoadNetworkPlayer(path string, g env.Game, playouts int) (*SearchPlayer, error) {
+	c, err := nn.LoadCheckpoint(path, g)
+	if err != nil {
+		return nil, fmt.Errorf("player %s: %w", path, err)
+	}
+	return NetworkPlayer(path, c.Network.Fold(), playouts), nil
+}

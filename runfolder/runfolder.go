@@ -1,0 +1,113 @@
+// Package runfolder is the layout of a training run's folder, defined in
+// this one place: the loop writes it, and export, the arena's match log,
+// ratings, plots and the run's web page read it.
+//
+//	config.yaml              the run's copy of its config
+//	models/gen-NNNNNN.ckpt   the network after each generation, with optimizer state
+//	data/gen-NNNNNN.shard    each generation's training positions
+//	metrics.jsonl            one line per generation
+//	matches.jsonl            the arena's matches, one line each
+//	plot.png                 curves drawn on request
+package runfolder
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+)
+
+// Folder is a run folder's path.
+type Folder string
+
+const (
+	configName  = "config.yaml"
+	modelsDir   = "models"
+	dataDir     = "data"
+	metricsName = "metrics.jsonl"
+	matchesName = "matches.jsonl"
+	plotName    = "plot.png"
+)
+
+var checkpointName = regexp.MustCompile(`^gen-(\d{6})\.ckpt$`)
+
+// GenerationName is how a generation's files and the arena name it:
+// gen-000012.
+func GenerationName(gen int) string { return fmt.Sprintf("gen-%06d", gen) }
+
+func (f Folder) path(parts ...string) string {
+	return filepath.Join(append([]string{string(f)}, parts...)...)
+}
+
+// Config is the run's copy of its config.
+func (f Folder) Config() string { return f.path(configName) }
+
+// Models is the folder of the checkpoints.
+func (f Folder) Models() string { return f.path(modelsDir) }
+
+// Data is the folder of the training shards.
+func (f Folder) Data() string { return f.path(dataDir) }
+
+// Checkpoint is the checkpoint of generation gen.
+func (f Folder) Checkpoint(gen int) string {
+	return f.path(modelsDir, GenerationName(gen)+".ckpt")
+}
+
+// Shard is the training data generation gen played.
+func (f Folder) Shard(gen int) string { return f.path(dataDir, GenerationName(gen)+".shard") }
+
+// Metrics is the log of one line per generation.
+func (f Folder) Metrics() string { return f.path(metricsName) }
+
+// Matches is the arena's match log.
+func (f Folder) Matches() string { return f.path(matchesName) }
+
+// Plot is where curves are drawn unless the user says otherwise.
+func (f Folder) Plot() string { return f.path(plotName) }
+
+// Exists reports whether the folder holds a run (its config).
+func (f Folder) Exists() bool {
+	_, err := os.Stat(f.Config())
+	return err == nil
+}
+
+// Create makes the folder and its subfolders.
+func (f Folder) Create() error {
+	for _, dir := range []string{string(f), f.Models(), f.Data()} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create run folder: %w", err)
+		}
+	}
+	return nil
+}
+
+// Generations lists the generations that have a checkpoint, oldest first.
+func (f Folder) Generations() ([]int, error) {
+	entries, err := os.ReadDir(f.Models())
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", f, err)
+	}
+	var gens []int
+	for _, e := range entries {
+		if m := checkpointName.FindStringSubmatch(e.Name()); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			gens = append(gens, n)
+		}
+	}
+	sort.Ints(gens)
+	return gens, nil
+}
+
+// RemoveStaleTemporaries deletes the temporary files of writes that a
+// kill interrupted: they were never renamed into place, so nothing needs
+// them.
+func (f Folder) RemoveStaleTemporaries() {
+	for _, dir := range []string{string(f), f.Models(), f.Data()} {
+		stale, _ := filepath.Glob(filepath.Join(dir, ".*.tmp*"))
+		for _, path := range stale {
+			os.Remove(path)
+		}
+	}
+}
