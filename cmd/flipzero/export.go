@@ -3,28 +3,44 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/flipzero/flipzero/nn/onnx"
 	"github.com/flipzero/flipzero/selfplay"
 )
 
 func runExport(ctx context.Context, args []string, io stdio) error {
-	fs := newFlags("export", "export --run DIR [--checkpoint N] --out FILE\n\n"+
+	fs := newFlags("export", "export --run DIR [--checkpoint N] --out FILE [--format flipzero|onnx]\n\n"+
 		"Writes one generation of a run (the newest by default) as a self-contained model\n"+
 		"file: game, architecture, inference weights with batch norm folded in, and\n"+
 		"metadata (training steps, positions seen, rating if measured, dates), without\n"+
-		"the optimizer state. play, gtp, serve, analyze and arena take it.", io.out)
+		"the optimizer state. play, gtp, serve, analyze and arena take it. With --format\n"+
+		"onnx it writes the same network as an ONNX model for other runtimes instead\n"+
+		"(README: ONNX export).", io.out)
 	runDir := fs.String("run", "", "run folder")
 	gen := fs.Int("checkpoint", -1, "generation to export (default: the newest)")
 	out := fs.String("out", "", "model file to write")
+	format := fs.String("format", "flipzero", "flipzero (the model file flipzero plays with) or onnx")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *runDir == "" || *out == "" {
 		return usagef("--run and --out are required")
 	}
-	meta, err := selfplay.Export(*runDir, *gen, *out)
+	var meta map[string]string
+	var err error
+	switch *format {
+	case "flipzero":
+		meta, err = selfplay.Export(*runDir, *gen, *out)
+	case "onnx":
+		meta, err = exportONNX(*runDir, *gen, *out)
+	default:
+		return usagef("--format %q, want flipzero or onnx", *format)
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -40,4 +56,30 @@ func runExport(ctx context.Context, args []string, io stdio) error {
 	}
 	_, err = fmt.Fprintln(io.out, b.String())
 	return err
+}
+
+// exportONNX writes generation gen of a run as an ONNX model. It goes
+// through the flipzero model file, in a temporary folder, so that the
+// checkpoint chosen, the metadata and the weights (folded, then read back)
+// are those of the model file that flipzero itself would play with.
+func exportONNX(runDir string, gen int, out string) (map[string]string, error) {
+	tmp, err := os.MkdirTemp("", "flipzero-export-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	model := filepath.Join(tmp, "model.fznet")
+	meta, err := selfplay.Export(runDir, gen, model)
+	if err != nil {
+		return nil, err
+	}
+	c, _, err := selfplay.LoadModel(model)
+	if err != nil {
+		return nil, err
+	}
+	meta["step"] = strconv.FormatInt(c.Step, 10)
+	if err := onnx.WriteFile(out, c.Network.Fold().Layers(), meta); err != nil {
+		return nil, err
+	}
+	return meta, nil
 }
