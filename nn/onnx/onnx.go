@@ -41,10 +41,9 @@ import (
 	pb "github.com/flipzero/flipzero/nn/onnx/onnxpb"
 )
 
-// Opset and IRVersion are what the model declares. Opset 17 has every
-// operator the network needs in its current form and is read by every
-// maintained runtime (onnxruntime since 1.11); IR version 8 is the one
-// that goes with it.
+// Opset and IRVersion are what the model declares. The graph's operators
+// have not changed since opset 14; 17 is read by every maintained runtime
+// (onnxruntime since 1.12), and IR version 8 is the one released with it.
 const (
 	Opset     = 17
 	IRVersion = 8
@@ -100,8 +99,8 @@ func encode(l nn.Layers, meta map[string]string) ([]byte, error) {
 // Model builds the ONNX model of the network l. Its metadata_props are
 // meta plus the exporter's own keys, which meta must not use: game,
 // planes, height, width, actions, blocks, filters, outputs, encoding and
-// action_index (the last two only for games this package describes; see
-// Describe).
+// action_index (the last two are set for the games Describe knows and
+// reserved for all).
 func Model(l nn.Layers, meta map[string]string) (*pb.ModelProto, error) {
 	if err := check(l); err != nil {
 		return nil, fmt.Errorf("onnx: %s network: %w", l.Game, err)
