@@ -4,28 +4,43 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn/onnx"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
 func runExport(ctx context.Context, args []string, io stdio) error {
-	fs := newFlags("export", "export --run DIR [--checkpoint N] --out FILE\n\n"+
+	fs := newFlags("export", "export --run DIR [--checkpoint N] --out FILE [--format flipzero|onnx]\n\n"+
 		"Writes one generation of a run (the newest by default) as a self-contained model\n"+
 		"file: game, architecture, inference weights with batch norm folded in, and\n"+
 		"metadata (training steps, positions seen, rating if measured, dates), without\n"+
-		"the optimizer state. play, gtp, serve, analyze and arena take it.", io.out)
+		"the optimizer state. play, gtp, serve, analyze and arena take it. With --format\n"+
+		"onnx it writes the same network as an ONNX model for other runtimes instead\n"+
+		"(README: ONNX export).", io.out)
 	runDir := fs.String("run", "", "run folder")
 	gen := fs.Int("checkpoint", -1, "generation to export (default: the newest)")
 	out := fs.String("out", "", "model file to write")
+	format := fs.String("format", "flipzero", "flipzero (the model file flipzero plays with) or onnx")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *runDir == "" || *out == "" {
 		return usagef("--run and --out are required")
 	}
-	meta, err := loop.Export(runfolder.Folder(*runDir), *gen, *out, nil)
+	run := runfolder.Folder(*runDir)
+	var meta map[string]string
+	var err error
+	switch *format {
+	case "flipzero":
+		meta, err = loop.Export(run, *gen, *out, nil)
+	case "onnx":
+		meta, err = exportONNX(run, *gen, *out)
+	default:
+		return usagef("--format %q, want flipzero or onnx", *format)
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -41,4 +56,18 @@ func runExport(ctx context.Context, args []string, io stdio) error {
 	}
 	_, err = fmt.Fprintln(io.out, b.String())
 	return err
+}
+
+// exportONNX writes generation gen of a run as an ONNX model: the same
+// network and metadata as the model file flipzero plays with.
+func exportONNX(run runfolder.Folder, gen int, out string) (map[string]string, error) {
+	m, err := loop.LoadModel(run, gen, nil)
+	if err != nil {
+		return nil, err
+	}
+	m.Metadata["step"] = strconv.FormatInt(m.Step, 10)
+	if err := onnx.WriteFile(out, m.Network.Layers(), m.Metadata); err != nil {
+		return nil, err
+	}
+	return m.Metadata, nil
 }

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/flipzero/flipzero/nn/onnx/onnxpb"
+	"github.com/flipzero/flipzero/loop"
+)
+
+// TestExportONNX exports a trained generation with --format onnx and
+// reads the file back as an ONNX model: the network of the run's game
+// with the generation's metadata. (nn/onnx's tests check that runtimes
+// compute the same as flipzero.)
+func TestExportONNX(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	err := loop.Loop(context.Background(), loop.LoopOptions{
+		ConfigPath: tinyRunConfig(t, 24), RunDir: run, MaxGenerations: 1, Seed: 5,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "ttt.onnx")
+	code, stdout, stderr := runCLI(t, "", "export", "--run", run, "--out", out, "--format", "onnx")
+	if code != 0 || !strings.Contains(stdout, "generation=1") || !strings.Contains(stdout, "step=") {
+		t.Fatalf("export --format onnx: exit %d: %s%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m pb.ModelProto
+	if err := proto.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s is not an ONNX model: %v", out, err)
+	}
+	props := map[string]string{}
+	for _, p := range m.GetMetadataProps() {
+		props[p.GetKey()] = p.GetValue()
+	}
+	if props["game"] != "tictactoe" || props["generation"] != "1" || props["step"] == "" || props["step"] == "0" ||
+		props["actions"] != "9" || len(m.GetGraph().GetNode()) == 0 {
+		t.Errorf("the model's metadata %v, %d nodes: want generation 1 of a trained tictactoe network", props, len(m.GetGraph().GetNode()))
+	}
+
+	code, _, stderr = runCLI(t, "", "export", "--run", run, "--out", out, "--format", "tflite")
+	if code != 2 || !strings.Contains(stderr, "--format") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("an unknown format: exit %d, %q; want 2 and one line naming --format", code, stderr)
+	}
+}
