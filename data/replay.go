@@ -18,13 +18,15 @@ import (
 // samples from a weak network leave the window quickly while a long run
 // still trains on plenty of data.
 type WindowConfig struct {
-	// Min is the samples the window holds at least (KataGo: 250,000).
+	// Min is the samples the window holds at least (KataGo: 250,000; the
+	// loop's default 50,000, what two cores play in an hour or two).
 	Min int `yaml:"min"`
 	// Alpha is the growth exponent (default 0.75, KataGo's).
 	Alpha float64 `yaml:"alpha"`
 	// Beta is the growth scale (default 0.4, KataGo's).
 	Beta float64 `yaml:"beta"`
-	// Max is a hard cap, to bound memory (0: none).
+	// Max is a hard cap, to bound memory (0: none; the loop's default
+	// 500,000, about 1 GB of Othello samples).
 	Max int `yaml:"max"`
 }
 

@@ -9,15 +9,20 @@ import (
 // Config is the network's architecture.
 type Config struct {
 	// Blocks is the number of residual blocks after the input convolution.
+	// Defaults (DefaultConfig) grow with the board: 2 for tic-tac-toe, 4
+	// for 8×8, 6 for YINSH, deep enough for the game, small enough for a CPU.
 	Blocks int `json:"blocks" yaml:"blocks"`
-	// Filters is the width of the tower.
+	// Filters is the width of the tower (default 16 for tic-tac-toe, else
+	// 64: AlphaZero used 256, which two cores cannot feed).
 	Filters int `json:"filters" yaml:"filters"`
 	// PolicyFilters is the number of 1×1 filters feeding the policy's
-	// fully connected layer.
+	// fully connected layer (default 2, AlphaZero's).
 	PolicyFilters int `json:"policy_filters" yaml:"policy_filters"`
-	// ValueFilters is the number of 1×1 filters feeding the value head.
+	// ValueFilters is the number of 1×1 filters feeding the value head
+	// (default 1, AlphaZero's).
 	ValueFilters int `json:"value_filters" yaml:"value_filters"`
-	// ValueHidden is the width of the value head's hidden layer.
+	// ValueHidden is the width of the value head's hidden layer (default 64;
+	// 32 for tic-tac-toe).
 	ValueHidden int `json:"value_hidden" yaml:"value_hidden"`
 }
 
