@@ -4,18 +4,24 @@ package atomicfile
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // Write creates path through write: the bytes go to a temporary file in
 // the same folder, which is synced, closed and renamed over path; then
-// the folder is synced so the rename itself survives a crash.
+// the folder is synced so the rename itself survives a crash. The file
+// gets the usual mode, 0666 less the umask (0644 under umask 022), as
+// any file a program creates.
 func Write(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	tmp, err := createTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -42,6 +48,20 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 		return fmt.Errorf("rename into %s: %w", path, err)
 	}
 	return syncDir(dir)
+}
+
+// createTemp creates a new file prefix+random in dir with mode 0666, which
+// the umask narrows (os.CreateTemp makes 0600 files, which a rename would
+// keep).
+func createTemp(dir, prefix string) (*os.File, error) {
+	for try := 0; ; try++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) && try < 100 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // WriteBytes writes data to path atomically.
