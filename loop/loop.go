@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+
 	"github.com/flipzero/flipzero/runfolder"
 	"github.com/flipzero/flipzero/selfplay"
 
@@ -14,12 +15,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-
 	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/internal/progress"
 	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
 )
@@ -39,7 +39,8 @@ type LoopOptions struct {
 	MaxGenerations int
 	MaxDuration    time.Duration
 	// Log receives one summary line per generation and notices; Progress
-	// receives the progress bars (nil: none).
+	// receives the progress of each phase: bars on a terminal, plain lines
+	// elsewhere (nil: none).
 	Log      io.Writer
 	Progress io.Writer
 	Seed     uint64
@@ -98,6 +99,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		return err
 	}
 
+	report := progress.New(opts.Progress)
 	rng := rand.New(rand.NewPCG(opts.Seed, uint64(gen)))
 	runStart := time.Now()
 	priorSeconds := lastRunSeconds(run)
@@ -112,7 +114,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		gen++
 		m, err := runGeneration(ctx, generation{
 			number: gen, cfg: cfg, game: g, trainer: trainer, replay: replay, player: player,
-			run: run, backend: opts.Backend, rng: rng, progress: opts.Progress, seed: opts.Seed,
+			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed,
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -126,7 +128,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			if err := trainer.Sync(); err != nil {
 				return err
 			}
-			promote, err := measure(ctx, cfg, g, run, gen, best, trainer.Network().Fold(), player, &m, opts.Progress)
+			promote, err := measure(ctx, cfg, g, run, gen, best, trainer.Network().Fold(), player, &m, report)
 			if err != nil {
 				if ctx.Err() != nil {
 					logf("stopped while measuring generation %d; its checkpoint is kept", gen)
@@ -254,23 +256,8 @@ type generation struct {
 	run      runfolder.Folder
 	backend  nn.Backend
 	rng      *rand.Rand
-	progress io.Writer
+	progress *progress.Reporter
 	seed     uint64
-}
-
-func newBar(w io.Writer, total int, what string) *progressbar.ProgressBar {
-	if w == nil {
-		w = io.Discard
-	}
-	return progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(w),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionShowIts(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionThrottle(200*time.Millisecond),
-		progressbar.OptionClearOnFinish(),
-	)
 }
 
 func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, error) {
@@ -318,7 +305,7 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data.Sample, error) {
 	settings := gen.cfg.SelfPlay
 	seed := gen.seed ^ uint64(gen.number)*0x9e3779b97f4a7c15
-	bar := newBar(gen.progress, settings.Games, fmt.Sprintf("gen %d self-play", gen.number))
+	bar := gen.progress.Start(settings.Games, fmt.Sprintf("gen %d self-play", gen.number))
 	defer bar.Close()
 	var samples []data.Sample
 	start := time.Now()
@@ -365,7 +352,7 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 	}
 	steps := int(math.Ceil(float64(newSamples) * tc.ReplayRatio / float64(tc.BatchSize)))
 	batch := newBatchBuilder(gen.game, tc.BatchSize)
-	bar := newBar(gen.progress, steps, fmt.Sprintf("gen %d training", gen.number))
+	bar := gen.progress.Start(steps, fmt.Sprintf("gen %d training", gen.number))
 	defer bar.Close()
 	start := time.Now()
 	var policySum, valueSum float64

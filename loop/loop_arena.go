@@ -3,11 +3,12 @@ package loop
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"github.com/flipzero/flipzero/arena"
+	"github.com/flipzero/flipzero/internal/progress"
 	"github.com/flipzero/flipzero/player"
 	"github.com/flipzero/flipzero/runfolder"
-	"io"
-	"time"
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/nn"
@@ -18,7 +19,7 @@ import (
 // both matches in the run, rates the new network, and says whether it
 // passes the gate.
 func measure(ctx context.Context, cfg Config, g env.Game, run runfolder.Folder, gen, best int,
-	candidate, incumbent *nn.Folded, m *GenerationMetrics, progress io.Writer) (promote bool, err error) {
+	candidate, incumbent *nn.Folded, m *GenerationMetrics, report *progress.Reporter) (promote bool, err error) {
 	ac := cfg.Arena
 	newPlayer := player.NetworkPlayer(runfolder.GenerationName(gen), candidate, ac.Playouts)
 	newPlayer.Config = cfg.Search.Config
@@ -30,7 +31,7 @@ func measure(ctx context.Context, cfg Config, g env.Game, run runfolder.Folder, 
 	}
 	var versusBest arena.Score
 	for i, opponent := range []player.Player{oldPlayer, baseline} {
-		bar := newBar(progress, ac.Games, fmt.Sprintf("gen %d vs %s", gen, opponent.Name()))
+		bar := report.Start(ac.Games, fmt.Sprintf("gen %d vs %s", gen, opponent.Name()))
 		result, err := arena.RunArena(ctx, g, newPlayer, opponent, arena.ArenaOptions{
 			Games: ac.Games, Seed: uint64(gen)*2 + uint64(i),
 			Progress: func(int, arena.Score) { bar.Add(1) },

@@ -139,3 +139,35 @@ func checkRunFiles(t *testing.T, run string) {
 		}
 	}
 }
+
+// TestLoopLogToAFile runs the loop as a real process with its standard
+// error sent to a file, as "flipzero loop … 2>log" does: the log reads one
+// line per event, each phase's start and end, with no carriage returns or
+// escape codes of progress bars.
+func TestLoopLogToAFile(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	logPath := filepath.Join(t.TempDir(), "log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := commandProcess(t, "loop", "--config", tinyRunConfig(t, 40), "--run", run, "--generations", "1", "--seed", "3")
+	cmd.Stderr = logFile
+	if out, err := cmd.Output(); err != nil {
+		t.Fatalf("loop: %v\n%s", err, out)
+	}
+	logFile.Close()
+	raw, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := string(raw)
+	if strings.ContainsAny(log, "\r\x1b") {
+		t.Fatalf("the log holds terminal control characters: %q", log)
+	}
+	for _, want := range []string{"gen 1 self-play: started, 40 to do", "gen 1 self-play: 40 of 40 in", "gen 1 training: started"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+}
