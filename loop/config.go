@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -122,17 +123,24 @@ func (t TrainConfig) Optimizer(step int) nn.TrainConfig {
 	return c
 }
 
+// ConfigError is a config that cannot be used: unreadable, not YAML, an
+// unknown key or game, a value out of range. It is the user's to fix.
+type ConfigError struct{ Err error }
+
+func (e ConfigError) Error() string { return e.Err.Error() }
+func (e ConfigError) Unwrap() error { return e.Err }
+
 // LoadConfig reads and checks a config file, resolving its game in games.
 // Unknown keys and values out of range are errors that name the key and
-// the file.
+// the file; every error is a ConfigError.
 func LoadConfig(path string, games Games) (Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return Config{}, ConfigError{fmt.Errorf("config: %w", err)}
 	}
 	cfg, err := ParseConfig(raw, games)
 	if err != nil {
-		return Config{}, fmt.Errorf("config %s: %w", path, err)
+		return Config{}, ConfigError{fmt.Errorf("config %s: %w", path, err)}
 	}
 	return cfg, nil
 }
@@ -149,28 +157,35 @@ func ParseConfig(raw []byte, games Games) (Config, error) {
 		Game string `yaml:"game"`
 	}
 	if err := yaml.Unmarshal(raw, &head); err != nil {
-		return Config{}, errors.New(cleanYAMLError(err))
+		return Config{}, ConfigError{errors.New(cleanYAMLError(err))}
 	}
 	if head.Game == "" {
-		return Config{}, errors.New("game: is required")
+		return Config{}, ConfigError{errors.New("game: is required")}
 	}
 	g, err := games.ByName(head.Game)
 	if err != nil {
-		return Config{}, fmt.Errorf("game: %w", err)
+		return Config{}, ConfigError{fmt.Errorf("game: %w", err)}
 	}
 	cfg := DefaultConfig(g)
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil {
-		return Config{}, errors.New(cleanYAMLError(err))
+		return Config{}, ConfigError{errors.New(cleanYAMLError(err))}
 	}
-	return cfg, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return Config{}, ConfigError{err}
+	}
+	return cfg, nil
 }
 
-// cleanYAMLError makes yaml's multi-line errors one line.
+var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// cleanYAMLError makes yaml's multi-line errors one line, naming keys
+// rather than Go types.
 func cleanYAMLError(err error) string {
 	msg := err.Error()
 	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
+	msg = unknownField.ReplaceAllString(msg, "unknown key $1")
 	msg = strings.ReplaceAll(msg, "\n", "; ")
 	return strings.Join(strings.Fields(msg), " ")
 }

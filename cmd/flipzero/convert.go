@@ -48,6 +48,9 @@ func runConvert(ctx context.Context, args []string, io stdio) error {
 		for _, r := range records {
 			fmt.Fprintln(out, r.Line())
 		}
+		if err != nil && fs.NArg() == 1 {
+			return usageError{err}
+		}
 		if err != nil {
 			failed++
 			out.Flush()

@@ -8,10 +8,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"sort"
 	"strings"
+
+	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn"
 )
 
 // command is one subcommand.
@@ -87,8 +91,7 @@ func run(ctx context.Context, args []string, io stdio) int {
 			return 0
 		default:
 			fmt.Fprintf(io.err, "flipzero %s: %v\n", c.name, oneLine(err))
-			var ue usageError
-			if errors.As(err, &ue) {
+			if isInputError(err) {
 				return 2
 			}
 			return 1
@@ -96,6 +99,15 @@ func run(ctx context.Context, args []string, io stdio) int {
 	}
 	fmt.Fprintf(io.err, "flipzero: unknown command %q (run \"flipzero help\")\n", args[0])
 	return 2
+}
+
+// isInputError tells bad usage or bad input (exit status 2: a flag, a
+// config, a file that is missing or not what it should be) from a failure
+// inside (1).
+func isInputError(err error) bool {
+	var ue usageError
+	var ce loop.ConfigError
+	return errors.As(err, &ue) || errors.As(err, &ce) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, nn.ErrCorrupt)
 }
 
 func oneLine(err error) string {
@@ -137,10 +149,19 @@ func parseFlags(fs *flagSet, args []string) error {
 			fs.PrintDefaults()
 			return err
 		}
-		return usageError{err}
+		return usageError{errors.New(dashes(err.Error()))}
 	}
 	if fs.NArg() > 0 && !fs.takesFiles {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// dashes writes the flag package's "-name" as "--name", the way the usage
+// and the README spell flags.
+func dashes(msg string) string {
+	for _, before := range []string{"flag -", "defined: -", "argument: -"} {
+		msg = strings.Replace(msg, before, before+"-", 1)
+	}
+	return msg
 }

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestInputErrorsExit2 walks the commands with bad flags, bad configs,
+// missing and corrupt files: each is refused with exit status 2 and one
+// line on standard error that names what was wrong.
+func TestInputErrorsExit2(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good, err := os.ReadFile("../../configs/tictactoe.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	chess := write("chess.yaml", strings.Replace(string(good), "game: tictactoe", "game: chess", 1))
+	badKey := write("badkey.yaml", strings.Replace(string(good), "cpuct: 1.5", "cpuct: 1.5\n  cpucct: 2", 1))
+	badValue := write("badvalue.yaml", strings.Replace(string(good), "noise_weight: 0.25", "noise_weight: 7", 1))
+	notYAML := write("notyaml.yaml", "game: [tictactoe\n  :::")
+	corrupt := write("corrupt.ckpt", "FZNET and then nonsense")
+	missing := filepath.Join(dir, "missing.ckpt")
+	notRun := t.TempDir()
+	tests := []struct {
+		args []string
+		want string // what the message must name
+	}{
+		{[]string{"loop", "--config", filepath.Join(dir, "nope.yaml"), "--run", filepath.Join(dir, "r1")}, "nope.yaml"},
+		{[]string{"loop", "--config", chess, "--run", filepath.Join(dir, "r2")}, "chess"},
+		{[]string{"loop", "--config", badKey, "--run", filepath.Join(dir, "r3")}, "cpucct"},
+		{[]string{"loop", "--config", badValue, "--run", filepath.Join(dir, "r4")}, "search.noise_weight"},
+		{[]string{"loop", "--config", notYAML, "--run", filepath.Join(dir, "r5")}, "notyaml.yaml"},
+		{[]string{"loop", "--run", notRun}, notRun},
+		{[]string{"loop", "--run", filepath.Join(dir, "r6"), "--generations", "x"}, "--generations"},
+		{[]string{"loop", "--bogus"}, "bogus"},
+		{[]string{"arena", "--game", "chess", "--a", "random", "--b", "random"}, "chess"},
+		{[]string{"arena", "--game", "othello", "--a", missing, "--b", "random"}, "missing.ckpt"},
+		{[]string{"arena", "--game", "othello", "--a", corrupt, "--b", "random"}, "corrupt.ckpt"},
+		{[]string{"arena", "--game", "othello", "--a", "mcts:x", "--b", "random"}, "mcts:x"},
+		{[]string{"export", "--run", filepath.Join(dir, "none"), "--out", filepath.Join(dir, "m")}, "none"},
+		{[]string{"export", "--run", notRun, "--out", filepath.Join(dir, "m"), "--format", "tflite"}, "tflite"},
+		{[]string{"info", missing}, "missing.ckpt"},
+		{[]string{"info", corrupt}, "corrupt.ckpt"},
+		{[]string{"play", "--model", missing}, "missing.ckpt"},
+		{[]string{"gtp", "--model", corrupt}, "corrupt.ckpt"},
+		{[]string{"serve", "--model", missing}, "missing.ckpt"},
+		{[]string{"analyze", "--game", "othello", "--moves", "z9", "--playouts", "10"}, "z9"},
+		{[]string{"analyze", "--model", corrupt, "--playouts", "10"}, "corrupt.ckpt"},
+		{[]string{"perft", "--game", "chess", "--depth", "2"}, "chess"},
+		{[]string{"perft", "--game", "othello", "--depth", "-1"}, "depth"},
+		{[]string{"moves", "--game", "chess"}, "chess"},
+		{[]string{"bench", "nn", "--game", "chess"}, "chess"},
+		{[]string{"bench", "selfplay", "--game", "tictactoe", "--config", badKey}, "cpucct"},
+		{[]string{"bench", "warp"}, "warp"},
+		{[]string{"plot", "--run", filepath.Join(dir, "none")}, "none"},
+		{[]string{"ratings", "--run", filepath.Join(dir, "none")}, "none"},
+		{[]string{"convert", "--from", "wthor", missing}, "missing.ckpt"},
+		{[]string{"convert", "--from", "pgn", missing}, "pgn"},
+		{[]string{"frobnicate"}, "frobnicate"},
+	}
+	for _, tt := range tests {
+		code, _, errOut := runCLI(t, "", tt.args...)
+		if code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%s: exit %d, standard error %q; want 2 and one line naming %q", strings.Join(tt.args, " "), code, errOut, tt.want)
+		}
+	}
+}
