@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -72,6 +74,10 @@ func main() {
 
 // run runs one command line and returns the exit status.
 func run(ctx context.Context, args []string, io stdio) int {
+	if len(args) > 0 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(io.out, versionLine())
+		return 0
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		printHelp(io.out)
 		if len(args) == 0 {
@@ -114,13 +120,42 @@ func oneLine(err error) string {
 	return strings.ReplaceAll(err.Error(), "\n", " ")
 }
 
+// versionLine says which flipzero this is: the module's version (a
+// release tag, or "devel" for a build from a checkout), the commit it was
+// built from when the build recorded one, the Go release and the
+// platform.
+func versionLine() string {
+	version, revision, modified := "devel", "", false
+	if info, ok := debug.ReadBuildInfo(); ok {
+		if v := info.Main.Version; v != "" && v != "(devel)" {
+			version = v
+		}
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				revision = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+	}
+	line := "flipzero " + version
+	if revision != "" {
+		line += " " + revision[:min(12, len(revision))]
+		if modified {
+			line += "+changes"
+		}
+	}
+	return fmt.Sprintf("%s (%s %s/%s)", line, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
 func printHelp(w io.Writer) {
 	fmt.Fprintln(w, "flipzero trains game-playing bots by self-play (AlphaZero-style) and plays them.")
 	fmt.Fprintln(w, "\nUsage: flipzero <command> [flags]\n\nCommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun \"flipzero <command> --help\" for a command's flags.")
+	fmt.Fprintln(w, "\nRun \"flipzero <command> --help\" for a command's flags, \"flipzero --version\" for the version.")
 }
 
 // flagSet is a flag.FlagSet whose errors are returned, not printed and

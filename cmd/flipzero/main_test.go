@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -78,10 +79,28 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// TestHelp: every command's --help goes to standard output, plain text
+// for a shell (no terminal codes), with exit status 0.
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"help"}, {"--help"}, {"perft", "--help"}, {"moves", "-h"}} {
+	cases := [][]string{{"help"}, {"--help"}, {"moves", "-h"}, {"bench", "--help"}}
+	for _, c := range commands() {
+		cases = append(cases, []string{c.name, "--help"})
+	}
+	for name := range benchTargets() {
+		cases = append(cases, []string{"bench", name, "--help"})
+	}
+	for _, args := range cases {
+		code, out, errOut := runCLI(t, "", args...)
+		if code != 0 || errOut != "" || !strings.Contains(out, "Usage") && !strings.Contains(out, "Commands") || strings.ContainsAny(out, "\r\x1b") {
+			t.Errorf("%v: exit %d, output %q, standard error %q", args, code, out, errOut)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
 		code, out, _ := runCLI(t, "", args...)
-		if code != 0 || !strings.Contains(out, "Usage") && !strings.Contains(out, "Commands") {
+		if code != 0 || !strings.HasPrefix(out, "flipzero ") || strings.Count(out, "\n") != 1 || !strings.Contains(out, runtime.Version()) {
 			t.Errorf("%v: exit %d, output %q", args, code, out)
 		}
 	}
