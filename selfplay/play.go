@@ -136,17 +136,15 @@ func (c countingEvaluator) Evaluate(states []env.State, priors, values []float32
 // PlayGames plays settings.Games games of g with settings.Workers workers
 // (0: one per core), each with an evaluator from newEvaluator, handing
 // every finished game to done as it ends (done is called from one
-// goroutine at a time). The games are shared out so that every worker has
-// some to play: each starts with at most its share of them.
+// goroutine at a time). The games are shared out evenly before play
+// starts, so that every worker has its part to play whatever the
+// generation's size, and a worker's games depend only on its seed.
 func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings, seed uint64, newEvaluator func() (mcts.Evaluator, error), done func(GameRecord)) (Stats, error) {
 	workers := settings.Workers
 	if workers < 1 {
 		workers = runtime.NumCPU()
 	}
 	workers = max(1, min(workers, settings.Games))
-	share := (settings.Games + workers - 1) / workers
-	var remaining atomic.Int64
-	remaining.Store(int64(settings.Games))
 	var evaluations atomic.Int64
 	var mu sync.Mutex
 	report := func(r GameRecord) {
@@ -166,17 +164,18 @@ func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings
 			}
 			return Stats{}, fmt.Errorf("self-play: %w", err)
 		}
+		quota := settings.Games / workers
+		if w < settings.Games%workers {
+			quota++
+		}
 		worker := &worker{
-			game:       g,
-			search:     search,
-			settings:   settings,
-			concurrent: min(settings.Concurrent, share),
-			eval:       countingEvaluator{eval, &evaluations},
-			rng:        rand.New(rand.NewPCG(seed, uint64(w)+1)),
-			claim: func() bool {
-				return remaining.Add(-1) >= 0
-			},
-			report: report,
+			game:     g,
+			search:   search,
+			settings: settings,
+			eval:     countingEvaluator{eval, &evaluations},
+			rng:      rand.New(rand.NewPCG(seed, uint64(w)+1)),
+			left:     quota,
+			report:   report,
 		}
 		go func() {
 			err := worker.run(ctx)
@@ -219,13 +218,21 @@ type worker struct {
 	game     env.Game
 	search   Search
 	settings Settings
-	// concurrent is how many games the worker keeps in play.
-	concurrent int
-	eval       mcts.Evaluator
-	rng        *rand.Rand
-	claim      func() bool
-	report     func(GameRecord)
-	legal      []int
+	eval     mcts.Evaluator
+	rng      *rand.Rand
+	// left counts the games the worker has still to start.
+	left   int
+	report func(GameRecord)
+	legal  []int
+}
+
+// claim takes one of the worker's games to start, if it has one left.
+func (w *worker) claim() bool {
+	if w.left == 0 {
+		return false
+	}
+	w.left--
+	return true
 }
 
 func (w *worker) run(ctx context.Context) error {
@@ -243,7 +250,7 @@ func (w *worker) run(ctx context.Context) error {
 			canResign: w.rng.Float64() >= w.settings.NoResignFraction}
 		return nil
 	}
-	for i := 0; i < w.concurrent && w.claim(); i++ {
+	for i := 0; i < w.settings.Concurrent && w.claim(); i++ {
 		tree, err := mcts.NewTree(w.search.Config, start)
 		if err != nil {
 			return err

@@ -1,0 +1,90 @@
+package selfplay
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/mcts"
+)
+
+// countingUniform is the uniform evaluator counting the positions it
+// scores.
+type countingUniform struct{ n *atomic.Int64 }
+
+func (c countingUniform) Evaluate(states []env.State, priors, values []float32) error {
+	c.n.Add(int64(len(states)))
+	return mcts.Uniform{}.Evaluate(states, priors, values)
+}
+
+// TestEveryWorkerGetsGames: a generation with fewer games than one
+// worker's concurrent games still gives every worker some to play.
+func TestEveryWorkerGetsGames(t *testing.T) {
+	for _, tc := range []struct{ workers, games, concurrent int }{
+		{4, 8, 64}, {3, 7, 64}, {2, 128, 64}, {8, 8, 1}, {5, 3, 64},
+	} {
+		search := DefaultSearch()
+		search.Full, search.Fast = 8, 4
+		settings := DefaultSettings()
+		settings.Workers, settings.Games, settings.Concurrent, settings.BatchSize = tc.workers, tc.games, tc.concurrent, 4
+		var mu sync.Mutex
+		var counts []*atomic.Int64
+		played := 0
+		_, err := PlayGames(context.Background(), tictactoe.Game{}, search, settings, 1, func() (mcts.Evaluator, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			n := new(atomic.Int64)
+			counts = append(counts, n)
+			return countingUniform{n}, nil
+		}, func(GameRecord) { played++ })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if played != tc.games {
+			t.Errorf("%+v: %d games played", tc, played)
+		}
+		busy := 0
+		for _, n := range counts {
+			if n.Load() > 0 {
+				busy++
+			}
+		}
+		if want := min(tc.workers, tc.games); busy != want || len(counts) != want {
+			t.Errorf("%+v: %d of %d workers evaluated positions, want %d", tc, busy, len(counts), want)
+		}
+	}
+}
+
+func TestSettingsValidateNamesKeys(t *testing.T) {
+	for _, tc := range []struct {
+		change func(*Settings, *Search)
+		key    string
+	}{
+		{func(s *Settings, _ *Search) { s.Games = 0 }, "games_per_generation"},
+		{func(s *Settings, _ *Search) { s.BatchSize = 5000 }, "batch_size"},
+		{func(s *Settings, _ *Search) { s.Start = -1 }, "temperature"},
+		{func(s *Settings, _ *Search) { s.ResignThreshold = 0.5 }, "resign_threshold"},
+		{func(_ *Settings, q *Search) { q.Fast = q.Full + 1 }, "playouts_fast"},
+		{func(_ *Settings, q *Search) { q.DirichletWeight = 2 }, "noise_weight"},
+		{func(_ *Settings, q *Search) { q.CPUCT = 0 }, "cpuct"},
+	} {
+		s, q := DefaultSettings(), DefaultSearch()
+		tc.change(&s, &q)
+		err := s.Validate()
+		if err == nil {
+			err = q.Validate()
+		}
+		if err == nil || err.Error()[:len(tc.key)] != tc.key {
+			t.Errorf("error %v, want one starting with %s", err, tc.key)
+		}
+	}
+	if err := DefaultSettings().Validate(); err != nil {
+		t.Error(err)
+	}
+	if err := DefaultSearch().Validate(); err != nil {
+		t.Error(err)
+	}
+}
