@@ -12,9 +12,9 @@ type Display interface {
 	Layout() string
 	// Cells lists the board's points with what stands on them.
 	Cells() []Cell
-	// Score is a line about the running score ("black 30, white 34"), or
+	// Status is a line about the running score ("black 30, white 34"), or
 	// "" for a game without one.
-	Score() string
+	Status() string
 	// Prompt says what the player to move is to decide ("move a ring (M
 	// E5 E9)"), or "" for an ordinary move.
 	Prompt() string

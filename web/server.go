@@ -326,7 +326,7 @@ func (s *Game) view() gameView {
 		return "point", []string{g.FormatAction(a)}
 	}
 	if drawn {
-		v.Board, v.Score, v.Cells = d.Layout(), d.Score(), d.Cells()
+		v.Board, v.Score, v.Cells = d.Layout(), d.Status(), d.Cells()
 	}
 	for _, a := range e.History() {
 		v.History = append(v.History, g.FormatAction(a))

@@ -101,7 +101,7 @@ func (s *nimState) Encode(dst []float32) {
 // The display: the pile as a row of cells.
 func (s *nimState) Picture() string { return s.String() + "\n" }
 func (s *nimState) Layout() string  { return "square" }
-func (s *nimState) Score() string   { return fmt.Sprintf("%d left", s.left) }
+func (s *nimState) Status() string  { return fmt.Sprintf("%d left", s.left) }
 func (s *nimState) Prompt() string  { return "take 1 to 3 stones" }
 func (s *nimState) Cells() []env.Cell {
 	var cells []env.Cell

@@ -30,8 +30,8 @@ func (s *State) Cells() []env.Cell {
 	return cells
 }
 
-// Score counts the discs.
-func (s *State) Score() string {
+// Status counts the discs.
+func (s *State) Status() string {
 	b, w := s.Discs()
 	return fmt.Sprintf("black %d, white %d", b, w)
 }

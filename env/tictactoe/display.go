@@ -24,8 +24,8 @@ func (s *State) Cells() []env.Cell {
 	return cells
 }
 
-// Score is empty: the game has no running score.
-func (s *State) Score() string { return "" }
+// Status is empty: the game has no running score.
+func (s *State) Status() string { return "" }
 
 // Tally is one point for the player who made the line.
 func (s *State) Tally() (first, second int) {

@@ -43,8 +43,8 @@ func (s *State) Cells() []env.Cell {
 	return cells
 }
 
-// Score counts the rings removed.
-func (s *State) Score() string {
+// Status counts the rings removed.
+func (s *State) Status() string {
 	return fmt.Sprintf("rings removed: white %d, black %d (of %d)", s.removed[White], s.removed[Black],
 		Game{blitz: s.blitz}.RingsToWin())
 }
