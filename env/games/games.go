@@ -8,6 +8,7 @@ import (
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/env/solitaire"
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/env/yinsh"
 )
@@ -20,8 +21,13 @@ func all() map[string]env.Game {
 		"reversi":        othello.Reversi(),
 		"othello":        othello.Othello(),
 		"reversi-single": othello.Single(),
-		"yinsh":          yinsh.Full(),
-		"yinsh-blitz":    yinsh.Blitz(),
+		// The rulebook's solitaire with the default layout
+		// (env/solitaire/default.layout), scored by tokens captured or,
+		// in its variant, by the sum of their numbers.
+		"reversi-solitaire":     solitaire.Default(),
+		"reversi-solitaire-sum": solitaire.DefaultSum(),
+		"yinsh":                 yinsh.Full(),
+		"yinsh-blitz":           yinsh.Blitz(),
 	}
 }
 
