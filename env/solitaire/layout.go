@@ -165,6 +165,13 @@ func ParseLayout(name, text string) (Layout, error) {
 	case bits.OnesCount64(l.Tokens) != len(l.Faces):
 		return fail(boardLine, "the board has %d tokens but the token lines list %d faces", bits.OnesCount64(l.Tokens), len(l.Faces))
 	}
+	// A token needs a square on each side of it along some line to be
+	// captured: one in a corner never is, and every token captured could
+	// never happen.
+	const corners = 1<<0 | 1<<7 | 1<<56 | 1<<63
+	if c := l.Tokens & corners; c != 0 {
+		return fail(boardLine, "a token in corner %s can never be captured", cornerName(c))
+	}
 	if l.Sum {
 		total := 0
 		for _, f := range l.Faces {
@@ -179,4 +186,9 @@ func ParseLayout(name, text string) (Layout, error) {
 		return fail(boardLine, "no legal placement at the start")
 	}
 	return l, nil
+}
+
+func cornerName(c uint64) string {
+	sq := bits.TrailingZeros64(c)
+	return string([]byte{byte('a' + sq%8), byte('1' + sq/8)})
 }

@@ -185,7 +185,7 @@ func TestRules(t *testing.T) {
 				"gB.bg...",
 				".B.B....",
 				"g.g.g...",
-				empty, empty, "#......b"},
+				empty, empty, ".#.....b"},
 			// c3: gold flips d3 and takes the tokens b2, c2, d2, b3, b4, d4
 			// (each single, with a gold disc behind).
 			moves:    "c3:gold",
@@ -347,17 +347,17 @@ func TestLegalAgainstNaive(t *testing.T) {
 // TestPerft counts, from the start, every placement and every reveal
 // outcome (each face kind once, whatever its chance) as one ply; a
 // finished game is one leaf at every deeper depth. Depth 1 is Reversi's
-// four openings per colour. Depth 2: each gold opening turns up one token
-// (2 outcomes under count scoring, 22 face kinds under sum scoring), and
-// each black opening turns up none and leaves 6 placements: 4·2 + 4·6 =
-// 32 and 4·22 + 4·6 = 112.
+// four openings per colour. Depth 2: each gold opening turns up two
+// tokens, the first with 2 outcomes under count scoring and 22 face kinds
+// under sum scoring, and each black opening turns up none and leaves 6
+// placements: 4·2 + 4·6 = 32 and 4·22 + 4·6 = 112.
 func TestPerft(t *testing.T) {
 	tests := []struct {
 		game Game
 		want []uint64
 	}{
-		{Default(), []uint64{8, 32, 92, 444, 1812, 6584, 28332}},
-		{DefaultSum(), []uint64{8, 112, 932, 12364, 103448}},
+		{Default(), []uint64{8, 32, 56, 152, 748, 2204, 6468, 24236}},
+		{DefaultSum(), []uint64{8, 112, 2216, 16712, 187084}},
 	}
 	for _, tt := range tests {
 		for d, want := range tt.want {
@@ -460,6 +460,9 @@ func TestDefaultLayout(t *testing.T) {
 	if gold != 12 || blanks != 4 || sum != 110 {
 		t.Errorf("%d gold faces, %d blanks, numbers summing to %d; want 12, 4, 110", gold, blanks, sum)
 	}
+	if corners := uint64(1) | 1<<7 | 1<<56 | 1<<63; l.Tokens&corners != 0 {
+		t.Errorf("a token in a corner, where it can never be captured")
+	}
 	center := uint64(1)<<27 | 1<<28 | 1<<35 | 1<<36
 	if l.Tokens&(l.Gold|l.Black) != 0 || l.Gold|l.Black != center {
 		t.Errorf("start discs %x %x, want the four central squares", l.Gold, l.Black)
@@ -523,6 +526,7 @@ func TestLayoutErrors(t *testing.T) {
 		{"unknown", "colour gold\n", "f:1: unknown keyword \"colour\""},
 		{"no token", strings.Replace(strings.Replace(good, "gbt", "gb.", 1), "gold 3\n", "", 1), "no token"},
 		{"sum of blanks", strings.Replace(strings.Replace(good, "gold 3", "gold blank", 1), "count", "sum", 1), "no numbered token"},
+		{"corner token", strings.Replace(good, "........\ngold", ".......t\ngold", 1) + "black 1\n", "f:1: a token in corner h8 can never be captured"},
 		{"stuck start", "board\n" + strings.Repeat("........\n", 3) + "...g....\n.....t..\n" + strings.Repeat("........\n", 3) + "gold 3\nscoring count\n", "no legal placement"},
 	}
 	for _, tt := range tests {
@@ -592,11 +596,11 @@ func TestSolveExact(t *testing.T) {
 		},
 		{
 			// a3 gold (flipping a2) turns up a4, gold or black with
-			// even odds (h8 is out of reach). Black: a5 gold captures it against a3 (score
+			// even odds (g8 is out of reach). Black: a5 gold captures it against a3 (score
 			// 1). Gold: it can be captured only by a black disc, with a
 			// black disc behind it, which no placement makes.
 			name: "a coin flip",
-			rows: []string{"g.......", "b.......", "........", "#.......", "........", "........", "........", ".......#"},
+			rows: []string{"g.......", "b.......", "........", "#.......", "........", "........", "........", "......#."},
 			want: 0.5,
 		},
 	}
