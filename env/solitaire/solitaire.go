@@ -10,6 +10,7 @@ package solitaire
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -153,20 +154,20 @@ func newRules(name string, l Layout) *rules {
 	}
 	s.hiddenTotal = uint8(len(l.Faces))
 	s.update()
-	r.syms = buildSymmetries(l)
+	r.syms = buildSymmetries(l, Reveal+len(r.kinds))
 	return r
 }
 
 // buildSymmetries keeps the symmetries of the square that map the tokens
 // and both colours of start discs onto themselves.
-func buildSymmetries(l Layout) []env.Symmetry {
+func buildSymmetries(l Layout, actions int) []env.Symmetry {
 	maps, names := env.SquareCellMaps(8)
 	var syms []env.Symmetry
 	for k, cell := range maps {
 		if mapBoard(l.Tokens, cell) != l.Tokens || mapBoard(l.Gold, cell) != l.Gold || mapBoard(l.Black, cell) != l.Black {
 			continue
 		}
-		action := make([]int, Reveal+maxKinds)
+		action := make([]int, actions)
 		for a := range action {
 			action[a] = a
 			if a < Reveal {
@@ -190,24 +191,24 @@ func (g Game) Name() string        { return g.r.name }
 func (g Game) NewState() env.State { s := g.r.start; return &s }
 func (g Game) Solo() bool          { return true }
 func (g Game) ActionSpace() int    { return Reveal + len(g.r.kinds) }
-func (g Game) Layout() Layout      { return g.r.layout }
 func (g Game) EncodedShape() (int, int, int) {
 	return planes, 8, 8
 }
 
 // Symmetries are those of the square that map the layout and the start
-// discs onto themselves; the reveal actions stay as they are. Each
-// symmetry's Action map is sized to this game's action space.
-func (g Game) Symmetries() []env.Symmetry {
-	out := make([]env.Symmetry, len(g.r.syms))
-	for i, s := range g.r.syms {
-		out[i] = env.Symmetry{Name: s.Name, Cell: s.Cell, Action: s.Action[:g.ActionSpace()]}
-	}
-	return out
-}
+// discs onto themselves; the reveal actions stay as they are. The slice is
+// shared: callers must not change it.
+func (g Game) Symmetries() []env.Symmetry { return g.r.syms }
 
 // PlayerName names the one player, who plays both colours.
 func (g Game) PlayerName(p env.Player) string { return "player" }
+
+// Layout is the layout the game was made from.
+func (g Game) Layout() Layout {
+	l := g.r.layout
+	l.Faces = slices.Clone(l.Faces)
+	return l
+}
 
 // Faces are the distinct faces in the order of the reveal actions.
 func (g Game) Faces() []Face { return append([]Face(nil), g.r.kinds...) }
