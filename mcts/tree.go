@@ -276,6 +276,7 @@ func (t *Tree) descend() leafOutcome {
 	l.path = append(l.path[:0], 0)
 	id := int32(0)
 	t.nodes[0].inFlight++
+descent:
 	for {
 		if t.hasChance && t.nodes[id].status == unexpanded && env.IsChance(l.state) {
 			if err := t.expandChance(id, l.state); err != nil {
@@ -290,13 +291,12 @@ func (t *Tree) descend() leafOutcome {
 		case chance:
 			id = t.selectOutcome(id)
 		default:
-			goto leaf
+			break descent
 		}
 		t.nodes[id].inFlight++
 		l.state.Apply(int(t.nodes[id].action))
 		l.path = append(l.path, id)
 	}
-leaf:
 	n := &t.nodes[id]
 	switch n.status {
 	case awaiting:
