@@ -276,7 +276,8 @@ func CheckEncoding(g env.Game, opts Options) error {
 // the maps are permutations, that the legal actions of the transformed
 // position are the transformed legal actions, that encoding the
 // transformed position equals transforming the encoding, and that the
-// transformed position has the same player to move and result.
+// transformed position has the same player to move, result (winner or
+// score) and kind of node (chance or decision).
 func CheckSymmetries(g env.Game, opts Options) error {
 	opts = opts.withDefaults()
 	syms := g.Symmetries()
@@ -313,6 +314,12 @@ func CheckSymmetries(g env.Game, opts Options) error {
 			}
 			if s.Terminal() && t.Winner() != s.Winner() {
 				return fmt.Errorf("symmetry %s changes the winner", sym.Name)
+			}
+			if sc, ok := s.(env.Scorer); ok && sc.Score() != t.(env.Scorer).Score() {
+				return fmt.Errorf("symmetry %s changes the score", sym.Name)
+			}
+			if env.IsChance(s) != env.IsChance(t) {
+				return fmt.Errorf("symmetry %s turns a chance node into a decision or back", sym.Name)
 			}
 			mapped := make([]int, len(legal))
 			for k, a := range legal {
