@@ -120,6 +120,39 @@ func TestChanceRoot(t *testing.T) {
 	}
 }
 
+// A chance root can be played without a search: Result lists its
+// outcomes with their probabilities and Choose draws from them.
+func TestChanceRootWithoutSearch(t *testing.T) {
+	g := coinGame(t)
+	s, err := env.Play(g, "a3:gold")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := newTree(t, DefaultConfig(), s)
+	var r Result
+	tree.Result(&r)
+	if !r.Chance || len(r.Children) != 2 || r.Children[0].Prior != 0.75 || r.Playouts != 0 {
+		t.Fatalf("result %+v, want a chance root with outcomes 3/4 and 1/4", r)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	gold := 0
+	const draws = 20000
+	for i := 0; i < draws; i++ {
+		if r.Choose(1, rng) == r.Children[0].Action {
+			gold++
+		}
+	}
+	if f := float64(gold) / draws; math.Abs(f-0.75) > 0.015 {
+		t.Errorf("Choose drew the gold face %.3f of the time, want 0.75", f)
+	}
+	if err := tree.Advance(r.Children[1].Action); err != nil {
+		t.Fatal(err)
+	}
+	if err := tree.Search(context.Background(), Uniform{}, 10); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // solitaireEndgames plays random games and keeps from each the decision
 // position nearest its end where a placement turns tokens up, the choice
 // matters and the exact solver finishes quickly, with the exact values

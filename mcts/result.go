@@ -40,8 +40,15 @@ type Result struct {
 	Chance bool
 }
 
-// Result fills r (reusing its slices) with the root's statistics.
+// Result fills r (reusing its slices) with the root's statistics. A
+// chance root needs no search: its outcomes are listed even before one,
+// so that Choose can draw from them.
 func (t *Tree) Result(r *Result) {
+	if t.hasChance && t.pending == 0 && t.nodes[0].status == unexpanded && env.IsChance(t.root) {
+		// A game whose chance node has no outcomes fails here as it
+		// fails the search; the result then lists no children.
+		_ = t.expandChance(0, t.root)
+	}
 	root := &t.nodes[0]
 	r.Mover = t.root.ToMove()
 	sign := 1.0
