@@ -326,6 +326,85 @@ func naiveLegal(s *State) []int {
 	return out
 }
 
+// naivePlace places a disc of colour on sq by walking the directions:
+// the discs of each colour, the tokens left and the tokens turning up
+// afterwards.
+func naivePlace(s *State, sq, colour int) (gold, black, tokens, pending uint64) {
+	own, opp, capturable := s.gold, s.black, s.upBlack
+	if colour == colourBlack {
+		own, opp, capturable = s.black, s.gold, s.upGold
+	}
+	bitAt := func(r, c int) uint64 {
+		if r < 0 || r > 7 || c < 0 || c > 7 {
+			return 0
+		}
+		return 1 << (8*r + c)
+	}
+	r0, c0 := sq/8, sq%8
+	newOwn, newOpp := own|1<<sq, opp
+	for dr := -1; dr <= 1; dr++ {
+		for dc := -1; dc <= 1; dc++ {
+			if dr == 0 && dc == 0 {
+				continue
+			}
+			var line uint64
+			r, c := r0+dr, c0+dc
+			for bitAt(r, c)&opp != 0 {
+				line |= bitAt(r, c)
+				r, c = r+dr, c+dc
+			}
+			if bitAt(r, c)&own != 0 {
+				newOwn |= line
+				newOpp &^= line
+			}
+		}
+	}
+	tokens = s.tokens
+	for dr := -1; dr <= 1; dr++ {
+		for dc := -1; dc <= 1; dc++ {
+			next := bitAt(r0+dr, c0+dc)
+			if (dr != 0 || dc != 0) && next&capturable != 0 && bitAt(r0+2*dr, c0+2*dc)&newOwn != 0 {
+				tokens &^= next
+			}
+		}
+	}
+	faceDown := tokens &^ (s.upGold | s.upBlack)
+	pending = (bitAt(r0-1, c0) | bitAt(r0+1, c0) | bitAt(r0, c0-1) | bitAt(r0, c0+1)) & faceDown
+	if colour == colourBlack {
+		return newOpp, newOwn, tokens, pending
+	}
+	return newOwn, newOpp, tokens, pending
+}
+
+func TestApplyAgainstNaive(t *testing.T) {
+	buf := make([]int, 0, Default().ActionSpace())
+	placed, capturing := 0, 0
+	for _, p := range env.RandomPositions(Default(), 2000, 13, false) {
+		s := p.(*State)
+		if s.IsChance() {
+			continue
+		}
+		for _, a := range s.LegalActions(buf) {
+			c := *s
+			c.Apply(a)
+			g, b, tok, pend := naivePlace(s, a/2, a%2)
+			if c.gold != g || c.black != b || c.tokens != tok || c.pending != pend {
+				t.Fatalf("%s gives\n%v\nwant gold %x black %x tokens %x pending %x, from\n%v", Default().FormatAction(a), &c, g, b, tok, pend, s)
+			}
+			if c.Captured()-s.Captured() != bits.OnesCount64(s.tokens&^tok) {
+				t.Fatalf("%s: captured count %d → %d, tokens taken %d", Default().FormatAction(a), s.Captured(), c.Captured(), bits.OnesCount64(s.tokens&^tok))
+			}
+			placed++
+			if tok != s.tokens {
+				capturing++
+			}
+		}
+	}
+	if placed < 5000 || capturing < 100 {
+		t.Fatalf("only %d placements checked, %d of them capturing", placed, capturing)
+	}
+}
+
 func TestLegalAgainstNaive(t *testing.T) {
 	buf := make([]int, 0, Default().ActionSpace())
 	checked := 0
