@@ -2,6 +2,7 @@ package solitaire
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -728,4 +729,48 @@ func BenchmarkRandomGame(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(plies)/float64(b.N), "plies/game")
+}
+
+// Games played on one deal turn up the same face on the same square
+// whatever the placements, every dealt face is legal when it turns up,
+// and the faces turned up over many deals follow the token set.
+func TestDeal(t *testing.T) {
+	g := DefaultSum()
+	rng := rand.New(rand.NewPCG(8, 9))
+	random := env.NewRandom(g, rng)
+	blanks, reveals := 0, 0
+	for deal := 0; deal < 200; deal++ {
+		d := NewDeal(g, rng)
+		seen := map[int]int{}
+		for game := 0; game < 3; game++ {
+			s := g.NewState().(*State)
+			for !s.Terminal() {
+				if !s.IsChance() {
+					s.Apply(random.Action(s))
+					continue
+				}
+				a, ok := d.Outcome(s)
+				if !ok || !s.IsLegal(a) {
+					t.Fatalf("deal %d: dealt face %d not legal in\n%v", deal, a, s)
+				}
+				sq := bits.TrailingZeros64(s.pending)
+				if prev, ok := seen[sq]; ok && prev != a {
+					t.Fatalf("deal %d: %s shows %s in one game, %s in another", deal, SquareName(sq), g.FormatAction(prev), g.FormatAction(a))
+				}
+				seen[sq] = a
+				reveals++
+				if g.r.kinds[a-Reveal].Number == 0 {
+					blanks++
+				}
+				s.Apply(a)
+			}
+		}
+		if _, ok := d.Outcome(g.NewState().(*State)); ok {
+			t.Fatal("a deal answers a decision node")
+		}
+	}
+	// 4 blanks among 24 faces.
+	if f := float64(blanks) / float64(reveals); math.Abs(f-4.0/24) > 0.02 {
+		t.Errorf("blanks are %.3f of the faces turned up, want about %.3f", f, 4.0/24)
+	}
 }
