@@ -291,7 +291,7 @@ func TestArenaBadOptions(t *testing.T) {
 	}
 	// A player that cannot play the game says so.
 	_, err := RunArena(context.Background(), g, named(t, "perfect"), named(t, "random"), ArenaOptions{Games: 2})
-	if err == nil || !strings.Contains(err.Error(), "only tic-tac-toe") {
+	if err == nil || !strings.Contains(err.Error(), "only solved games") {
 		t.Errorf("perfect in othello: error %v", err)
 	}
 	_, err = RunArena(context.Background(), game(t, "tictactoe"), named(t, "greedy"), named(t, "random"), ArenaOptions{Games: 2})

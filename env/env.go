@@ -101,8 +101,13 @@ func (sym Symmetry) TransformEncoding(dst, src []float32, planeSize int) {
 }
 
 // Value is the result of a terminal state for player p: 1 for a win,
-// -1 for a loss, 0 for a draw.
+// -1 for a loss, 0 for a draw. A one-player game's result is its score
+// normalized to [-1, 1] (see NormalizedScore), so that callers need not
+// tell the kinds of game apart.
 func Value(s State, p Player) float32 {
+	if sc, ok := s.(Scorer); ok {
+		return NormalizedScore(sc.Score(), sc.MaxScore())
+	}
 	switch s.Winner() {
 	case NoPlayer:
 		return 0
@@ -114,8 +119,11 @@ func Value(s State, p Player) float32 {
 }
 
 // ResultName is the result of a terminal state as the command line writes
-// it: the winner's name, or "draw".
+// it: the winner's name, or "draw"; for a one-player game "score N".
 func ResultName(s State) string {
+	if sc, ok := s.(Scorer); ok {
+		return fmt.Sprintf("score %g", sc.Score())
+	}
 	w := s.Winner()
 	if w == NoPlayer {
 		return "draw"

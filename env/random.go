@@ -3,11 +3,12 @@ package env
 import "math/rand/v2"
 
 // RandomPositions plays random games from the start and returns n
-// positions met along the way, about one ply in four; withEnds keeps each
+// positions met along the way, about one ply in four (chance outcomes
+// drawn by their probabilities); withEnds keeps each
 // game's final position too. The same seed gives the same positions.
 func RandomPositions(g Game, n int, seed uint64, withEnds bool) []State {
 	rng := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
-	buf := make([]int, 0, g.ActionSpace())
+	random := NewRandom(g, rng)
 	var out []State
 	for len(out) < n {
 		s := g.NewState()
@@ -21,8 +22,7 @@ func RandomPositions(g Game, n int, seed uint64, withEnds bool) []State {
 			if rng.IntN(4) == 0 {
 				out = append(out, s.Clone())
 			}
-			legal := s.LegalActions(buf)
-			s.Apply(legal[rng.IntN(len(legal))])
+			s.Apply(random.Action(s))
 		}
 	}
 	return out

@@ -73,7 +73,12 @@ func (b *Batcher) Search(ctx context.Context, trees []*Tree, playouts []int) err
 		scanned := 0
 		for ; scanned < len(trees) && len(b.states) < b.size; scanned++ {
 			i := (next + scanned) % len(trees)
-			b.gather(trees[i], playouts[i])
+			if err := b.gather(trees[i], playouts[i]); err != nil {
+				for _, t := range b.owners {
+					t.abandon()
+				}
+				return fmt.Errorf("mcts: tree %d: %w", i, err)
+			}
 		}
 		next = (next + scanned) % len(trees)
 		if len(b.states) == 0 {
@@ -93,16 +98,16 @@ func (b *Batcher) Search(ctx context.Context, trees []*Tree, playouts []int) err
 // gather takes leaves from t until the batch is full, t has LeavesPerTree
 // waiting, t's simulations reach target, or a descent collides with a
 // waiting leaf.
-func (b *Batcher) gather(t *Tree, target int) {
+func (b *Batcher) gather(t *Tree, target int) error {
 	for len(b.states) < b.size && t.pending < t.cfg.LeavesPerTree {
 		root := t.nodes[0].status
 		switch {
 		case root == awaiting:
-			return
-		case root == expanded && t.started() >= target:
-			return
+			return nil
+		case root.open() && t.started() >= target:
+			return nil
 		case root == unexpanded && target <= 0:
-			return
+			return nil
 		}
 		switch t.descend() {
 		case leafWaiting:
@@ -111,9 +116,13 @@ func (b *Batcher) gather(t *Tree, target int) {
 			b.owners = append(b.owners, t)
 			b.slots = append(b.slots, slot)
 		case leafCollided:
-			return
+			return nil
+		case leafFailed:
+			t.abandon()
+			return t.err
 		}
 	}
+	return nil
 }
 
 // evaluate scores the gathered leaves and hands each its evaluation.

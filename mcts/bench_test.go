@@ -2,6 +2,7 @@ package mcts
 
 import (
 	"context"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/flipzero/flipzero/env"
@@ -12,7 +13,7 @@ import (
 // uniform evaluator from each game's start: the search's own cost, the
 // engine's Apply and LegalActions included.
 func BenchmarkSearch(b *testing.B) {
-	for _, name := range []string{"tictactoe", "othello", "yinsh-blitz"} {
+	for _, name := range []string{"tictactoe", "othello", "yinsh-blitz", "reversi-solitaire"} {
 		b.Run(name, func(b *testing.B) {
 			g, err := games.ByName(name)
 			if err != nil {
@@ -85,4 +86,34 @@ func BenchmarkBatcher(b *testing.B) {
 		search()
 	}
 	b.ReportMetric(float64(b.N)*games*playouts/b.Elapsed().Seconds(), "sims/s")
+}
+
+// BenchmarkRolloutSolitaire measures pure MCTS on the solitaire, the
+// issue's mcts:N baseline: 1,000 simulations from the start, each leaf
+// valued by one random game with the hidden faces drawn by their chances.
+func BenchmarkRolloutSolitaire(b *testing.B) {
+	g, err := games.ByName("reversi-solitaire")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const playouts = 1000
+	tree, err := NewTree(RolloutConfig(), g.NewState())
+	if err != nil {
+		b.Fatal(err)
+	}
+	eval, err := NewRollout(1, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := g.NewState()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := tree.Reset(start); err != nil {
+			b.Fatal(err)
+		}
+		if err := tree.Search(context.Background(), eval, playouts); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*playouts/b.Elapsed().Seconds(), "sims/s")
 }

@@ -29,12 +29,14 @@ const maxRolloutPlies = 1 << 20
 
 // Rollout is classic pure MCTS's evaluator: a uniform prior and, as value,
 // the mean result of random playouts to the end of the game. Its strength
-// as a player grows with the search's playouts.
+// as a player grows with the search's playouts. The playouts draw chance
+// outcomes by their probabilities, and a one-player game's result is its
+// normalised score (env.Value).
 type Rollout struct {
 	playouts int
 	rng      *rand.Rand
 	scratch  env.State
-	legal    []int
+	random   *env.Random
 }
 
 // NewRollout returns a Rollout evaluator that plays playoutsPerLeaf random
@@ -66,7 +68,7 @@ func (r *Rollout) value(s env.State) (float32, error) {
 	g := s.Game()
 	if r.scratch == nil || r.scratch.Game().Name() != g.Name() {
 		r.scratch = g.NewState()
-		r.legal = make([]int, 0, g.ActionSpace())
+		r.random = env.NewRandom(g, r.rng)
 	}
 	mover := s.ToMove()
 	sum := float32(0)
@@ -76,8 +78,7 @@ func (r *Rollout) value(s env.State) (float32, error) {
 			if plies == maxRolloutPlies {
 				return 0, fmt.Errorf("mcts: a random %s game ran past %d plies", g.Name(), maxRolloutPlies)
 			}
-			r.legal = r.scratch.LegalActions(r.legal)
-			r.scratch.Apply(r.legal[r.rng.IntN(len(r.legal))])
+			r.scratch.Apply(r.random.Action(r.scratch))
 		}
 		sum += env.Value(r.scratch, mover)
 	}

@@ -320,7 +320,7 @@ func TestTreeReuse(t *testing.T) {
 func countReachable(t *Tree, id int32) int {
 	n := t.nodes[id]
 	count := 1
-	if n.status == expanded {
+	if n.status.open() {
 		for c := n.first; c < n.first+int32(n.children); c++ {
 			count += countReachable(t, c)
 		}

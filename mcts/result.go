@@ -35,10 +35,21 @@ type Result struct {
 	Best int
 	// Playouts is the sum of the children's visits.
 	Playouts int
+	// Chance says the root is a chance node: the children are its
+	// outcomes, their Prior the outcomes' probabilities. Nobody chooses
+	// there; Choose draws an outcome by its probability.
+	Chance bool
 }
 
-// Result fills r (reusing its slices) with the root's statistics.
+// Result fills r (reusing its slices) with the root's statistics. A
+// chance root needs no search: its outcomes are listed even before one,
+// so that Choose can draw from them.
 func (t *Tree) Result(r *Result) {
+	if t.hasChance && t.pending == 0 && t.nodes[0].status == unexpanded && env.IsChance(t.root) {
+		// A game whose chance node has no outcomes fails here as it
+		// fails the search; the result then lists no children.
+		_ = t.expandChance(0, t.root)
+	}
 	root := &t.nodes[0]
 	r.Mover = t.root.ToMove()
 	sign := 1.0
@@ -52,7 +63,8 @@ func (t *Tree) Result(r *Result) {
 	r.Children = r.Children[:0]
 	r.Policy = append(r.Policy[:0], make([]float32, t.game.ActionSpace())...)
 	r.Best, r.Playouts = -1, 0
-	if root.status != expanded {
+	r.Chance = root.status == chance
+	if !root.status.open() {
 		return
 	}
 	bestVisits, bestPrior := -1, float32(-1)
@@ -70,7 +82,7 @@ func (t *Tree) Result(r *Result) {
 	if r.Playouts == 0 {
 		return
 	}
-	if t.forcedPlayouts() {
+	if t.forcedPlayouts() && !r.Chance {
 		t.prunedTarget(r)
 		return
 	}
@@ -122,8 +134,19 @@ func (t *Tree) prunedTarget(r *Result) {
 
 // Choose picks an action from the policy target with visit-count
 // temperature: probability ∝ Policy^(1/temperature). Temperature 0 (or a
-// nil rng) takes Best.
+// nil rng) takes Best. At a chance root it draws an outcome by its
+// probability whatever the temperature; a nil rng takes Best.
 func (r *Result) Choose(temperature float64, rng *rand.Rand) int {
+	if r.Chance && rng != nil && len(r.Children) > 0 {
+		u := rng.Float64()
+		for _, c := range r.Children {
+			u -= float64(c.Prior)
+			if u < 0 {
+				return c.Action
+			}
+		}
+		return r.Children[len(r.Children)-1].Action
+	}
 	if temperature <= 0 || rng == nil || r.Playouts == 0 {
 		return r.Best
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/env/solitaire"
 	"github.com/flipzero/flipzero/env/tictactoe"
 )
 
@@ -23,6 +24,9 @@ func TestSelfPlayFlow(t *testing.T) {
 	}{
 		{"tictactoe", tictactoe.Game{}, 6, PlayoutCap{Full: 200, Fast: 30, FullFraction: 0.5}},
 		{"othello", othello.Othello(), 4, PlayoutCap{Full: 300, Fast: 50, FullFraction: 0.25}},
+		// Chance roots go through the same calls: Choose draws the
+		// outcome by its probability.
+		{"reversi-solitaire", solitaire.Default(), 4, PlayoutCap{Full: 200, Fast: 30, FullFraction: 0.5}},
 	}
 	for _, tt := range tests {
 		cfg := DefaultConfig()

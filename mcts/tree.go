@@ -11,7 +11,17 @@
 //
 // Values are stored from player 0's point of view and turned to the mover's
 // at each decision, so a player who decides several times in a row (YINSH
-// removals) or passes needs nothing special.
+// removals) or passes needs nothing special, and a one-player game, whose
+// player is always player 0, is never turned at all. A terminal leaf's
+// value is env.Value, which is a one-player game's normalised score.
+//
+// Chance nodes (env.ChanceState) are expanded as soon as a descent reaches
+// them, without the evaluator, one child per outcome with the outcome's
+// probability as its prior. The descent then takes the outcome furthest
+// below its share of the node's visits (prior/(1+visits)), as Stochastic
+// MuZero and OpenSpiel's chance handling do, without random numbers: the
+// visits follow the probabilities, so a chance node's mean value is the
+// expectation over its outcomes and the search is expectimax MCTS.
 //
 // Nodes live in an arena: a slice of small structs, each node's children
 // contiguous, linked by indices. Advancing the root copies the kept subtree
@@ -49,7 +59,12 @@ const (
 	awaiting
 	expanded
 	terminal
+	// chance: an expanded chance node; its children are the outcomes.
+	chance
 )
+
+// open reports whether a node has children to descend to.
+func (s nodeStatus) open() bool { return s == expanded || s == chance }
 
 // node is one position of the tree, 24 bytes.
 type node struct {
@@ -100,6 +115,10 @@ type Tree struct {
 	leaves  []leaf
 	pending int
 	legal   []int
+	// outcomes is the buffer for chance outcomes; hasChance says whether
+	// the game has chance nodes at all, so that other games skip the test.
+	outcomes  []env.Outcome
+	hasChance bool
 
 	// noiseRNG, when set, mixes Dirichlet noise into the root prior; the
 	// root's own prior is kept in cleanPriors to undo it.
@@ -109,6 +128,8 @@ type Tree struct {
 	noise       []float64
 
 	single *singleSearch
+	// err is why the last descent failed (leafFailed).
+	err error
 }
 
 // NewTree starts a search at a copy of root, which must not be over.
@@ -125,6 +146,10 @@ func NewTree(cfg Config, root env.State) (*Tree, error) {
 		game:  g,
 		root:  root.Clone(),
 		legal: make([]int, 0, g.ActionSpace()),
+	}
+	if _, ok := root.(env.ChanceState); ok {
+		t.hasChance = true
+		t.outcomes = make([]env.Outcome, 0, g.ActionSpace())
 	}
 	t.nodes = append(t.nodes, node{})
 	return t, nil
@@ -162,7 +187,7 @@ func (t *Tree) Advance(action int) error {
 		return fmt.Errorf("mcts: move %s is not legal at the root", t.game.FormatAction(action))
 	}
 	kept := int32(-1)
-	if r := t.nodes[0]; r.status == expanded {
+	if r := t.nodes[0]; r.status.open() {
 		for i := r.first; i < r.first+int32(r.children); i++ {
 			if int(t.nodes[i].action) == action {
 				kept = i
@@ -180,7 +205,7 @@ func (t *Tree) Advance(action int) error {
 		t.spare = append(t.spare, t.nodes[kept])
 		for i := 0; i < len(t.spare); i++ {
 			n := t.spare[i]
-			if n.status != expanded {
+			if !n.status.open() {
 				continue
 			}
 			first := int32(len(t.spare))
@@ -202,20 +227,26 @@ func (t *Tree) ArenaBytes() int { return (cap(t.nodes) + cap(t.spare)) * NodeByt
 // Playouts is the number of finished simulations below the root: the sum
 // of the root children's visits.
 func (t *Tree) Playouts() int {
-	if v := int(t.nodes[0].visits); v > 0 && t.nodes[0].status == expanded {
-		return v - 1
+	switch r := &t.nodes[0]; r.status {
+	case expanded:
+		return max(int(r.visits)-1, 0)
+	case chance:
+		return int(r.visits)
 	}
 	return 0
 }
 
-// started counts the simulations finished or waiting below the root. The
-// root's first visit is its own evaluation, not a playout.
+// started counts the simulations finished or waiting below the root. A
+// decision root's first visit is its own evaluation, not a playout; a
+// chance root is never evaluated.
 func (t *Tree) started() int {
-	r := &t.nodes[0]
-	if r.status != expanded {
-		return 0
+	switch r := &t.nodes[0]; r.status {
+	case expanded:
+		return int(r.visits) - 1 + int(r.inFlight)
+	case chance:
+		return int(r.visits) + int(r.inFlight)
 	}
-	return int(r.visits) - 1 + int(r.inFlight)
+	return 0
 }
 
 // leafOutcome says how one descent ended.
@@ -229,6 +260,9 @@ const (
 	// leafCollided: the leaf already waits for an evaluation in this batch;
 	// the descent's virtual loss is undone.
 	leafCollided
+	// leafFailed: a chance node could not be expanded; the error is in
+	// t.err and the descent's virtual loss is undone.
+	leafFailed
 )
 
 // descend runs the selection half of one simulation. On leafWaiting the
@@ -242,8 +276,23 @@ func (t *Tree) descend() leafOutcome {
 	l.path = append(l.path[:0], 0)
 	id := int32(0)
 	t.nodes[0].inFlight++
-	for t.nodes[id].status == expanded {
-		id = t.selectChild(id)
+descent:
+	for {
+		if t.hasChance && t.nodes[id].status == unexpanded && env.IsChance(l.state) {
+			if err := t.expandChance(id, l.state); err != nil {
+				t.err = err
+				t.undo(l.path)
+				return leafFailed
+			}
+		}
+		switch t.nodes[id].status {
+		case expanded:
+			id = t.selectChild(id)
+		case chance:
+			id = t.selectOutcome(id)
+		default:
+			break descent
+		}
 		t.nodes[id].inFlight++
 		l.state.Apply(int(t.nodes[id].action))
 		l.path = append(l.path, id)
@@ -262,19 +311,49 @@ func (t *Tree) descend() leafOutcome {
 		n.status = terminal
 		n.player = l.state.Winner()
 	}
-	t.backup(l.path, terminalValue(n.player))
+	// The leaf's state is the finished game: env.Value reads its result,
+	// a winner or a one-player game's score, from player 0's view.
+	t.backup(l.path, float64(env.Value(l.state, 0)))
 	return leafResolved
 }
 
-// terminalValue is a finished game's result from player 0's point of view.
-func terminalValue(winner env.Player) float64 {
-	switch winner {
-	case 0:
-		return 1
-	case 1:
-		return -1
+// expandChance gives chance node id one child per outcome of s, with the
+// outcome's probability as prior.
+func (t *Tree) expandChance(id int32, s env.State) error {
+	t.outcomes = s.(env.ChanceState).ChanceOutcomes(t.outcomes)
+	if len(t.outcomes) == 0 || len(t.outcomes) > math.MaxUint16 {
+		return fmt.Errorf("mcts: a %s chance node with %d outcomes", t.game.Name(), len(t.outcomes))
 	}
-	return 0
+	first := len(t.nodes)
+	if int64(first)+int64(len(t.outcomes)) > math.MaxInt32 {
+		return fmt.Errorf("mcts: the tree is full (%d nodes)", first)
+	}
+	for _, o := range t.outcomes {
+		t.nodes = append(t.nodes, node{action: uint16(o.Action), prior: float32(o.Prob)})
+	}
+	n := &t.nodes[id]
+	n.first = int32(first)
+	n.children = uint16(len(t.outcomes))
+	n.status = chance
+	n.player = s.ToMove()
+	return nil
+}
+
+// selectOutcome picks the outcome of a chance node furthest below its
+// share of the visits: the highest prior/(1+visits), waiting paths
+// counted as visits so that a batch spreads over the outcomes.
+func (t *Tree) selectOutcome(id int32) int32 {
+	n := &t.nodes[id]
+	kids := t.nodes[n.first : n.first+int32(n.children)]
+	best, bestScore := 0, -1.0
+	for i := range kids {
+		c := &kids[i]
+		score := float64(c.prior) / (1 + float64(c.visits) + float64(c.inFlight))
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	return n.first + int32(best)
 }
 
 // selectChild picks the child of an expanded node with the highest PUCT

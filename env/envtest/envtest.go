@@ -75,11 +75,18 @@ func RandomPositions(g env.Game, n int, seed uint64) []env.State {
 
 // CheckPlayouts plays random games to the end, checking on the way that
 // legal actions are sorted, in range, agree with IsLegal, and that a
-// non-terminal state always has an action.
+// non-terminal state always has an action. At a chance node the outcomes
+// must be a distribution over exactly the legal actions, and the game
+// goes on by drawing one. A one-player game's player is always player 0
+// and its score stays within [0, MaxScore]; a two-player game's winner is
+// a player or nobody.
 func CheckPlayouts(g env.Game, opts Options) error {
 	opts = opts.withDefaults()
 	rng := rand.New(rand.NewPCG(opts.Seed, 1))
+	random := env.NewRandom(g, rng)
 	buf := make([]int, 0, g.ActionSpace())
+	outcomes := make([]env.Outcome, 0, g.ActionSpace())
+	solo := env.Players(g) == 1
 	for game := 0; game < opts.Playouts; game++ {
 		s := g.NewState()
 		plies := 0
@@ -109,13 +116,45 @@ func CheckPlayouts(g env.Game, opts Options) error {
 					return fmt.Errorf("game %d, ply %d: IsLegal accepts %s, which LegalActions does not list", game, plies, g.FormatAction(a))
 				}
 			}
-			s.Apply(legal[rng.IntN(len(legal))])
+			if solo && s.ToMove() != 0 {
+				return fmt.Errorf("game %d, ply %d: player %d to move in a one-player game", game, plies, s.ToMove())
+			}
+			if env.IsChance(s) {
+				outcomes = s.(env.ChanceState).ChanceOutcomes(outcomes)
+				if err := env.CheckOutcomes(outcomes); err != nil {
+					return fmt.Errorf("game %d, ply %d: %w, in\n%v", game, plies, err, s)
+				}
+				if len(outcomes) != len(legal) {
+					return fmt.Errorf("game %d, ply %d: %d chance outcomes but %d legal actions", game, plies, len(outcomes), len(legal))
+				}
+				for i, o := range outcomes {
+					if o.Action != legal[i] {
+						return fmt.Errorf("game %d, ply %d: chance outcome %s is not legal action %s", game, plies, g.FormatAction(o.Action), g.FormatAction(legal[i]))
+					}
+				}
+			} else if c, ok := s.(env.ChanceState); ok && len(c.ChanceOutcomes(outcomes)) != 0 {
+				return fmt.Errorf("game %d, ply %d: a decision node lists chance outcomes", game, plies)
+			}
+			s.Apply(random.Action(s))
 		}
 		if got := s.LegalActions(buf); len(got) != 0 {
 			return fmt.Errorf("game %d: terminal state lists legal actions %v", game, got)
 		}
-		if w := s.Winner(); w != env.NoPlayer && w != 0 && w != 1 {
+		if env.IsChance(s) {
+			return fmt.Errorf("game %d: a terminal state is a chance node", game)
+		}
+		if w := s.Winner(); w != env.NoPlayer && w != 0 && (solo || w != 1) {
 			return fmt.Errorf("game %d: winner %d", game, w)
+		}
+		if sc, ok := s.(env.Scorer); ok {
+			if v, best := sc.Score(), sc.MaxScore(); !(best > 0) || v < 0 || v > best {
+				return fmt.Errorf("game %d: score %v of %v", game, v, best)
+			}
+		} else if solo {
+			return fmt.Errorf("a one-player game whose states do not implement env.Scorer")
+		}
+		if v := env.Value(s, 0); v < -1 || v > 1 {
+			return fmt.Errorf("game %d: value %v outside [-1, 1]", game, v)
 		}
 	}
 	return nil
@@ -237,7 +276,8 @@ func CheckEncoding(g env.Game, opts Options) error {
 // the maps are permutations, that the legal actions of the transformed
 // position are the transformed legal actions, that encoding the
 // transformed position equals transforming the encoding, and that the
-// transformed position has the same player to move and result.
+// transformed position has the same player to move, result (winner or
+// score) and kind of node (chance or decision).
 func CheckSymmetries(g env.Game, opts Options) error {
 	opts = opts.withDefaults()
 	syms := g.Symmetries()
@@ -274,6 +314,12 @@ func CheckSymmetries(g env.Game, opts Options) error {
 			}
 			if s.Terminal() && t.Winner() != s.Winner() {
 				return fmt.Errorf("symmetry %s changes the winner", sym.Name)
+			}
+			if sc, ok := s.(env.Scorer); ok && sc.Score() != t.(env.Scorer).Score() {
+				return fmt.Errorf("symmetry %s changes the score", sym.Name)
+			}
+			if env.IsChance(s) != env.IsChance(t) {
+				return fmt.Errorf("symmetry %s turns a chance node into a decision or back", sym.Name)
 			}
 			mapped := make([]int, len(legal))
 			for k, a := range legal {

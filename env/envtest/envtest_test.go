@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/solitaire"
 	"github.com/flipzero/flipzero/env/tictactoe"
 )
 
@@ -60,5 +61,32 @@ func (badNotation) FormatAction(a int) string { return "cell" + tictactoe.Game{}
 func TestSuiteCatchesBadNotation(t *testing.T) {
 	if err := CheckNotation(badNotation{}, Options{Positions: 20}); err == nil {
 		t.Error("the notation check passed notation that does not parse back")
+	}
+}
+
+// badChance is the solitaire with chance outcomes whose probabilities do
+// not sum to 1.
+type badChance struct{ solitaire.Game }
+
+func (g badChance) NewState() env.State {
+	return &badChanceState{g.Game.NewState().(*solitaire.State)}
+}
+
+type badChanceState struct{ *solitaire.State }
+
+func (s *badChanceState) ChanceOutcomes(buf []env.Outcome) []env.Outcome {
+	buf = s.State.ChanceOutcomes(buf)
+	for i := range buf {
+		buf[i].Prob /= 2
+	}
+	return buf
+}
+
+func TestSuiteCatchesBadChance(t *testing.T) {
+	if err := CheckPlayouts(badChance{solitaire.Default()}, Options{Playouts: 20}); err == nil {
+		t.Error("the playout check passed chance outcomes that do not sum to 1")
+	}
+	if err := CheckPlayouts(solitaire.Default(), Options{Playouts: 20}); err != nil {
+		t.Errorf("the real game fails: %v", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/env/solitaire"
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/env/yinsh"
 )
@@ -27,6 +28,10 @@ func Builtin() Registry {
 	return Registry{}.With(
 		tictactoe.Game{},
 		othello.Reversi(), othello.Othello(), othello.Single(),
+		// The rulebook's solitaire with the default layout
+		// (env/solitaire/default.layout), scored by tokens captured or,
+		// in its variant, by the sum of their numbers.
+		solitaire.Default(), solitaire.DefaultSum(),
 		yinsh.Full(), yinsh.Blitz(),
 	)
 }

@@ -34,6 +34,23 @@ func Describe(game string) (Description, bool) {
 				"0..7 = n ne e se s sw w nw (n towards row 1), written \"f5:n\"; 512 = pass."
 		}
 		return d, true
+	case "reversi-solitaire", "reversi-solitaire-sum":
+		d := Description{
+			Encoding: "11 planes of 8×8; [row][column] is square <column letter a..h><row number 1..8>, row index = number - 1 " +
+				"(a1 top left). Plane 0: gold discs; 1: black discs; 2: face-down tokens; 3: face-up tokens showing gold; " +
+				"4: face-up tokens showing black; 5: a face-up token's number / the largest number (sum scoring only); " +
+				"6: face-up blank tokens (sum scoring only); 7: tokens turning up now (at a chance node); " +
+				"8: the share of the face-down tokens that show gold; 9: the score so far / the best score; " +
+				"10: the share of the blanks still face down (planes 8..10 constant over the board). One player: no point of view.",
+			Actions: "130 actions: index 2*square + colour (square = 8*row + column, a1 = 0; colour 0 gold, 1 black), " +
+				"written \"f5:gold\"; 128, 129: the reveal of a gold or a black face at a chance node (\"reveal:gold\").",
+		}
+		if game == "reversi-solitaire-sum" {
+			d.Actions = "150 actions: index 2*square + colour (square = 8*row + column, a1 = 0; colour 0 gold, 1 black), " +
+				"written \"f5:gold\"; 128 and up: the reveal of each distinct face of the token set at a chance node " +
+				"(\"reveal:gold-7\", \"reveal:black-blank\"), in the order of env/solitaire/RULES.md."
+		}
+		return d, true
 	case "yinsh", "yinsh-blitz":
 		return Description{
 			Encoding: "13 planes of 11×11; [row][column] is point <column letter A..K><row number 1..11>, row index = number - 1; " +
