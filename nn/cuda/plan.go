@@ -1,0 +1,129 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/flipzero/flipzero/nn"
+)
+
+// maxBatchLimit bounds a batch so that every buffer size fits an int32,
+// the type of cuBLAS's and cuDNN's dimensions.
+const maxBatchLimit = 1 << 16
+
+// checkLayers verifies that the arrays have the sizes the shapes promise,
+// so that no copy to the GPU reads or writes out of bounds.
+func checkLayers(l nn.Layers) error {
+	if l.Planes < 1 || l.Height < 1 || l.Width < 1 || l.Actions < 1 {
+		return fmt.Errorf("layers of %q: input %d×%d×%d with %d actions", l.Game, l.Planes, l.Height, l.Width, l.Actions)
+	}
+	if l.ValueOutputs != 3 {
+		return fmt.Errorf("layers of %q: %d value outputs, want 3 (win, draw, loss)", l.Game, l.ValueOutputs)
+	}
+	cells := l.Height * l.Width
+	conv := func(name string, c nn.ConvLayer, in, kernel int) error {
+		switch {
+		case c.In != in || c.Kernel != kernel || c.Out < 1:
+			return fmt.Errorf("layers of %q: %s is %d→%d with kernel %d, want %d inputs and kernel %d", l.Game, name, c.In, c.Out, c.Kernel, in, kernel)
+		case len(c.Weights) != c.Out*c.In*c.Kernel*c.Kernel || len(c.Bias) != c.Out:
+			return fmt.Errorf("layers of %q: %s has %d weights and %d biases, want %d and %d", l.Game, name, len(c.Weights), len(c.Bias), c.Out*c.In*c.Kernel*c.Kernel, c.Out)
+		}
+		return nil
+	}
+	dense := func(name string, d nn.DenseLayer, in, out int) error {
+		switch {
+		case d.In != in || d.Out != out:
+			return fmt.Errorf("layers of %q: %s is %d→%d, want %d→%d", l.Game, name, d.In, d.Out, in, out)
+		case len(d.Weights) != in*out || len(d.Bias) != out:
+			return fmt.Errorf("layers of %q: %s has %d weights and %d biases, want %d and %d", l.Game, name, len(d.Weights), len(d.Bias), in*out, out)
+		}
+		return nil
+	}
+	if err := conv("stem", l.Stem, l.Planes, 3); err != nil {
+		return err
+	}
+	width := l.Stem.Out
+	for i, b := range l.Blocks {
+		if err := conv(fmt.Sprintf("block %d a", i), b[0], width, 3); err != nil {
+			return err
+		}
+		if err := conv(fmt.Sprintf("block %d b", i), b[1], b[0].Out, 3); err != nil {
+			return err
+		}
+		if b[1].Out != width {
+			return fmt.Errorf("layers of %q: block %d outputs %d channels, its skip %d", l.Game, i, b[1].Out, width)
+		}
+	}
+	if err := conv("policy conv", l.PolicyConv, width, 1); err != nil {
+		return err
+	}
+	if err := conv("value conv", l.ValueConv, width, 1); err != nil {
+		return err
+	}
+	if err := dense("policy fc", l.PolicyFC, l.PolicyConv.Out*cells, l.Actions); err != nil {
+		return err
+	}
+	if err := dense("value fc1", l.ValueFC1, l.ValueConv.Out*cells, l.ValueFC1.Out); err != nil {
+		return err
+	}
+	return dense("value fc2", l.ValueFC2, l.ValueFC1.Out, l.ValueOutputs)
+}
+
+// mergeHeads makes the policy and value 1×1 convolutions one convolution
+// whose first outputs are the policy's: one launch instead of two, and
+// each position's policy and value features stay contiguous.
+func mergeHeads(p, v nn.ConvLayer) nn.ConvLayer {
+	m := nn.ConvLayer{Kernel: p.Kernel, In: p.In, Out: p.Out + v.Out}
+	m.Weights = append(append([]float32(nil), p.Weights...), v.Weights...)
+	m.Bias = append(append([]float32(nil), p.Bias...), v.Bias...)
+	return m
+}
+
+// bucket is the batch a forward pass of count positions runs at: counts
+// are rounded up to powers of two and their halfway points (at most a
+// third wasted) so that a few plans, each with its algorithms chosen and
+// its CUDA graph captured, serve every count.
+func bucket(count, maxBatch int) int {
+	b := 1
+	for b < count {
+		switch {
+		case b < 4:
+			b++
+		case b&(b-1) == 0: // a power of two: next is 1.5×
+			b += b / 2
+		default: // 1.5 × a power of two: next is 2×
+			b += b / 3
+		}
+	}
+	return min(b, maxBatch)
+}
+
+// gemm is one column-major cuBLAS SGEMM, C(m×n) = A(m×k)·B(k×n), with
+// leading dimensions and offsets in floats.
+type gemm struct {
+	m, n, k       int
+	lda, ldb, ldc int
+	offB          int
+}
+
+// denseGemm is the SGEMM that computes rows of a row-major output
+// (rows × out) = input (rows × in) · weights (in × out), the input rows
+// taken stride floats apart from offset: in column-major terms
+// outputᵀ (out × rows) = weightsᵀ (out × in) · inputᵀ (in × rows), each
+// being its row-major matrix read as-is.
+func denseGemm(in, out, rows, stride, offset int) gemm {
+	return gemm{m: out, n: rows, k: in, lda: out, ldb: stride, ldc: out, offB: offset}
+}
+
+// columnMajorGemm multiplies as cuBLAS does, beta 0: the reference the
+// pure-Go tests check denseGemm's arguments against.
+func columnMajorGemm(g gemm, a, b, c []float32) {
+	for j := 0; j < g.n; j++ {
+		for i := 0; i < g.m; i++ {
+			var s float32
+			for p := 0; p < g.k; p++ {
+				s += a[i+p*g.lda] * b[g.offB+p+j*g.ldb]
+			}
+			c[i+j*g.ldc] = s
+		}
+	}
+}
