@@ -7,18 +7,27 @@ import (
 	"github.com/flipzero/flipzero/nn"
 )
 
-// BenchForward measures Forward at one batch size: positions per second
-// over at least minTime, after a warm-up that picks the algorithms and
-// captures the graph. inputs holds encoded positions, repeated as needed
-// to fill the batch.
-func BenchForward(d *Device, l nn.Layers, inputs []float32, batch int, minTime time.Duration) (float64, error) {
+// BenchResult is the speed of Forward at one batch size.
+type BenchResult struct {
+	Batch              int
+	PositionsPerSecond float64
+	// Path says how the batch ran: "cudnn graph", "sgemm graph" (im2row and
+	// cuBLAS), or "… eager" where no graph could be captured.
+	Path string
+}
+
+// BenchForward measures Forward at one batch size over at least minTime,
+// after a warm-up that picks the algorithms and captures the graph.
+// inputs holds encoded positions, repeated as needed to fill the batch.
+func BenchForward(d *Device, l nn.Layers, inputs []float32, batch int, minTime time.Duration) (BenchResult, error) {
+	r := BenchResult{Batch: batch}
 	size := l.Planes * l.Height * l.Width
 	if size == 0 || len(inputs) < size || len(inputs)%size != 0 {
-		return 0, fmt.Errorf("cuda bench: %d input values for positions of %d", len(inputs), size)
+		return r, fmt.Errorf("cuda bench: %d input values for positions of %d", len(inputs), size)
 	}
 	inf, err := d.NewInference(l, batch)
 	if err != nil {
-		return 0, err
+		return r, err
 	}
 	defer inf.Close()
 	in := make([]float32, batch*size)
@@ -27,16 +36,23 @@ func BenchForward(d *Device, l nn.Layers, inputs []float32, batch int, minTime t
 	}
 	for range 3 {
 		if _, _, err := inf.Forward(in, batch); err != nil {
-			return 0, err
+			return r, err
 		}
 	}
 	calls := 0
 	start := time.Now()
 	for time.Since(start) < minTime || calls < 10 {
 		if _, _, err := inf.Forward(in, batch); err != nil {
-			return 0, err
+			return r, err
 		}
 		calls++
 	}
-	return float64(calls*batch) / time.Since(start).Seconds(), nil
+	r.PositionsPerSecond = float64(calls*batch) / time.Since(start).Seconds()
+	if p := inf.plans[bucket(batch, batch)]; p != nil {
+		r.Path = p.path.String() + " graph"
+		if p.exec == 0 {
+			r.Path = p.path.String() + " eager"
+		}
+	}
+	return r, nil
 }

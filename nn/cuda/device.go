@@ -13,16 +13,19 @@ import (
 // Device is the first GPU, with the libraries' functions bound. Its
 // methods are safe for concurrent use; each Inference is not.
 type Device struct {
-	drv   driverAPI
-	blas  cublasAPI
-	dnn   cudnnAPI
-	dev   int32
-	ctx   uintptr
-	name  string
-	tf32  bool
-	mu    sync.Mutex
-	users int
-	shut  bool
+	drv  driverAPI
+	blas cublasAPI
+	dnn  cudnnAPI
+	dev  int32
+	ctx  uintptr
+	name string
+	tf32 bool
+	// The kernels of kernelsPTX.
+	module          uintptr
+	im2row, biasact uintptr
+	mu              sync.Mutex
+	users           int
+	shut            bool
 }
 
 // Open loads the CUDA driver, cuBLAS and cuDNN and initialises the first
@@ -98,6 +101,10 @@ func Open() (*Device, error) {
 	if r := d.drv.cuDevicePrimaryCtxRetain(&d.ctx, d.dev); r != cudaSuccess {
 		return nil, d.cuErr("cuDevicePrimaryCtxRetain", r)
 	}
+	if err := d.loadKernels(); err != nil {
+		d.drv.cuDevicePrimaryCtxRelease(d.dev)
+		return nil, err
+	}
 	d.name = fmt.Sprintf("%s, CUDA driver %s, cuBLAS %d.%d.%d, cuDNN %d.%d.%d",
 		gpu, driverVersionString(int(v)), bmaj, bmin, bpatch, dmaj, dmin, dpatch)
 	// TF32 tensor cores: the default only where their rounding keeps the
@@ -130,6 +137,12 @@ func (d *Device) Close() error {
 		return fmt.Errorf("cuda: close device with %d inferences or trainers open", d.users)
 	}
 	d.shut = true
+	if d.module != 0 {
+		if unbind, err := d.bindThread(); err == nil {
+			d.drv.cuModuleUnload(d.module)
+			unbind()
+		}
+	}
 	if r := d.drv.cuDevicePrimaryCtxRelease(d.dev); r != cudaSuccess {
 		return d.cuErr("cuDevicePrimaryCtxRelease", r)
 	}
@@ -231,4 +244,27 @@ func (d *Device) freePinned(s []float32) {
 	if cap(s) > 0 {
 		d.drv.cuMemFreeHost(unsafe.Pointer(unsafe.SliceData(s[:1])))
 	}
+}
+
+// loadKernels has the driver compile kernelsPTX for this GPU.
+func (d *Device) loadKernels() error {
+	unbind, err := d.bindThread()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	image := append([]byte(kernelsPTX), 0)
+	if err := d.cu("cuModuleLoadData (compiling the PTX kernels)", d.drv.cuModuleLoadData(&d.module, &image[0])); err != nil {
+		return err
+	}
+	for _, k := range []struct {
+		name string
+		f    *uintptr
+	}{{"im2row", &d.im2row}, {"biasact", &d.biasact}} {
+		name := append([]byte(k.name), 0)
+		if err := d.cu("cuModuleGetFunction "+k.name, d.drv.cuModuleGetFunction(k.f, d.module, &name[0])); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -48,9 +49,9 @@ func maxDiff(a, b []float32) float64 {
 }
 
 // TestGPUForwardMatchesCPU compares the GPU with nn's CPU evaluator on
-// real positions, at batch sizes that run exactly, padded to a bucket,
-// eagerly (a plan's first call) and through the captured graph (later
-// calls, fed other positions).
+// real positions, through each path, at batch sizes that run exactly and
+// padded to a bucket, eagerly (a plan's first call) and through the
+// captured graph (later calls, fed other positions).
 func TestGPUForwardMatchesCPU(t *testing.T) {
 	d := openGPU(t)
 	for _, g := range []env.Game{othello.Othello(), yinsh.Full()} {
@@ -67,38 +68,56 @@ func TestGPUForwardMatchesCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, tf32 := range []bool{false, true} {
-			d.SetTF32(tf32)
+		type call struct {
+			count       int
+			in          []float32
+			logits, wdl []float32
+		}
+		var calls []call
+		for _, count := range []int{1, 7, 256, 300} {
+			for round := range 3 {
+				in := inputs[round*count%maxBatch*size:][:count*size]
+				logits, wdl, err := cpu.Forward(in, count)
+				if err != nil {
+					t.Fatal(err)
+				}
+				calls = append(calls, call{count, in, append([]float32(nil), logits...), append([]float32(nil), wdl...)})
+			}
+		}
+		for _, tc := range []struct {
+			only path
+			tf32 bool
+		}{{cudnnPath, false}, {gemmPath, false}, {anyPath, false}, {anyPath, true}} {
+			d.SetTF32(tc.tf32)
 			inf, err := d.NewInference(folded.Layers(), maxBatch)
 			if err != nil {
 				t.Fatalf("%s: %v", g.Name(), err)
 			}
+			inf.only = tc.only
 			worst := 0.0
-			for _, count := range []int{1, 7, 256, 300} {
-				for round := range 3 {
-					in := inputs[round*count%maxBatch*size:][:count*size]
-					logits, wdl, err := inf.Forward(in, count)
-					if err != nil {
-						t.Fatalf("%s batch %d: %v", g.Name(), count, err)
-					}
-					wantLogits, wantWDL, err := cpu.Forward(in, count)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if len(logits) != len(wantLogits) || len(wdl) != len(wantWDL) {
-						t.Fatalf("%s batch %d: %d logits and %d wdl, want %d and %d", g.Name(), count, len(logits), len(wdl), len(wantLogits), len(wantWDL))
-					}
-					worst = max(worst, maxDiff(logits, wantLogits), maxDiff(wdl, wantWDL))
+			for _, c := range calls {
+				logits, wdl, err := inf.Forward(c.in, c.count)
+				if err != nil {
+					t.Fatalf("%s %v batch %d: %v", g.Name(), tc.only, c.count, err)
 				}
+				if len(logits) != len(c.logits) || len(wdl) != len(c.wdl) {
+					t.Fatalf("%s batch %d: %d logits and %d wdl, want %d and %d", g.Name(), c.count, len(logits), len(wdl), len(c.logits), len(c.wdl))
+				}
+				worst = max(worst, maxDiff(logits, c.logits), maxDiff(wdl, c.wdl))
 			}
-			t.Logf("%s tf32=%v: max |GPU−CPU| %.3g", g.Name(), tf32, worst)
-			if !tf32 && worst > 1e-3 {
-				t.Errorf("%s: GPU and CPU differ by %g", g.Name(), worst)
-			}
+			chosen := ""
 			for n, p := range inf.plans {
+				chosen += fmt.Sprintf(" %d:%v", n, p.path)
 				if p.captureErr != nil || p.exec == 0 {
 					t.Errorf("%s batch %d: no CUDA graph: %v", g.Name(), n, p.captureErr)
 				}
+				if tc.only != anyPath && p.path != tc.only {
+					t.Errorf("%s batch %d ran the %v path, want %v", g.Name(), n, p.path, tc.only)
+				}
+			}
+			t.Logf("%s %v path, tf32=%v: max |GPU−CPU| %.3g; paths%s", g.Name(), tc.only, tc.tf32, worst, chosen)
+			if !tc.tf32 && worst > 1e-3 {
+				t.Errorf("%s %v path: GPU and CPU differ by %g", g.Name(), tc.only, worst)
 			}
 			if err := inf.Close(); err != nil {
 				t.Fatal(err)
@@ -122,14 +141,14 @@ func TestGPUBench(t *testing.T) {
 		for _, tf32 := range []bool{false, true} {
 			d.SetTF32(tf32)
 			for _, batch := range []int{1, 64, 256, 2048} {
-				rate, err := BenchForward(d, l, inputs, batch, *benchTime)
+				r, err := BenchForward(d, l, inputs, batch, *benchTime)
 				if err != nil {
 					t.Fatalf("%s batch %d: %v", g.Name(), batch, err)
 				}
-				if rate <= 0 {
-					t.Fatalf("%s batch %d: rate %g", g.Name(), batch, rate)
+				if r.PositionsPerSecond <= 0 || r.Batch != batch {
+					t.Fatalf("%s batch %d: %+v", g.Name(), batch, r)
 				}
-				t.Logf("%s tf32=%v batch %4d: %9.0f positions/s", g.Name(), tf32, batch, rate)
+				t.Logf("%s tf32=%v batch %4d: %9.0f positions/s (%s)", g.Name(), tf32, batch, r.PositionsPerSecond, r.Path)
 			}
 		}
 		d.SetTF32(false)

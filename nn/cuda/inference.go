@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"time"
 	"unsafe"
 
 	"github.com/flipzero/flipzero/nn"
@@ -40,9 +41,32 @@ type Inference struct {
 	in, x, y, t, headOut, hid, vout, logits, wdl uintptr
 	hostIn, hostLogits, hostWDL                  []float32
 
+	// The SGEMM path, for batches up to gemmMax: weights laid out for
+	// im2row's rows and the heads' (cell, channel) output.
+	gemmMax      int
+	rows         uintptr
+	stemW, headW uintptr
+	blockW       [][2]uintptr
+	policyW, v1W uintptr
+	// only, when set, restricts plans to one path (tests compare each).
+	only path
+
 	plans  map[int]*plan
 	allocs []uintptr
 	closed bool
+}
+
+// path is how a plan computes the convolutions.
+type path int
+
+const (
+	anyPath path = iota
+	cudnnPath
+	gemmPath
+)
+
+func (p path) String() string {
+	return [...]string{"any", "cudnn", "sgemm"}[p]
 }
 
 type devConv struct {
@@ -61,13 +85,14 @@ type devDense struct {
 // convolution algorithms and their workspace, the captured graph.
 type plan struct {
 	n                             int
+	path                          path
+	settled                       bool // path chosen, graph captured or capture failed
 	inDesc, actDesc, headDesc     uintptr
 	logitDesc, hidDesc, voutDesc  uintptr
 	stemConv, towerConv, headConv convChoice
 	ws                            uintptr
 	wsBytes                       uintptr
 	graph, exec                   uintptr
-	eagerRuns                     int
 	captureErr                    error
 }
 
@@ -178,6 +203,11 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 		}
 	}
 
+	inf.gemmMax = min(inf.maxBatch, gemmMaxBatch)
+	if err := inf.setupGemm(l, heads); err != nil {
+		return err
+	}
+
 	n := inf.maxBatch
 	for _, b := range []struct {
 		p    *uintptr
@@ -204,6 +234,41 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 		return err
 	}
 	inf.hostWDL, err = d.pinned(n * 3)
+	return err
+}
+
+// setupGemm uploads the weights of the SGEMM path and its im2row buffer.
+func (inf *Inference) setupGemm(l nn.Layers, heads nn.ConvLayer) (err error) {
+	widest := max(inf.filters, inf.planes)
+	if inf.rows, err = inf.alloc(inf.gemmMax * inf.cells * 9 * widest); err != nil {
+		return err
+	}
+	up := func(w []float32) (uintptr, error) {
+		p, err := inf.alloc(len(w))
+		if err != nil {
+			return 0, err
+		}
+		return p, inf.d.upload(p, w)
+	}
+	if inf.stemW, err = up(rowWeights(l.Stem)); err != nil {
+		return err
+	}
+	for _, b := range l.Blocks {
+		var pair [2]uintptr
+		for i := range pair {
+			if pair[i], err = up(rowWeights(b[i])); err != nil {
+				return err
+			}
+		}
+		inf.blockW = append(inf.blockW, pair)
+	}
+	if inf.headW, err = up(rowWeights(heads)); err != nil {
+		return err
+	}
+	if inf.policyW, err = up(headWeights(l.PolicyFC, inf.cells, inf.heads, 0, l.PolicyConv.Out)); err != nil {
+		return err
+	}
+	inf.v1W, err = up(headWeights(l.ValueFC1, inf.cells, inf.heads, l.PolicyConv.Out, l.ValueConv.Out))
 	return err
 }
 
@@ -314,28 +379,96 @@ func (inf *Inference) Forward(inputs []float32, count int) (logits, wdl []float3
 	return inf.hostLogits[:count*inf.actions], inf.hostWDL[:count*3], nil
 }
 
-// run computes one batch: eagerly on the plan's first call, which also
-// warms cuDNN and cuBLAS up, and from then on by launching the graph
-// captured after that call.
+// run computes one batch through the plan's graph. A plan's first call
+// runs each path eagerly, which also warms cuDNN and cuBLAS up, then
+// captures each path as a graph and keeps the faster one.
 func (inf *Inference) run(p *plan) error {
 	d := inf.d
-	if p.exec != 0 {
+	switch {
+	case p.exec != 0:
 		if err := d.cu("cuGraphLaunch", d.drv.cuGraphLaunch(p.exec, inf.stream)); err != nil {
 			return err
 		}
-	} else {
+	case p.settled: // no graph: run eagerly
 		if err := inf.enqueue(p); err != nil {
 			return err
 		}
-		p.eagerRuns++
+	default:
+		return inf.settle(p)
 	}
-	if err := d.cu("cuStreamSynchronize", d.drv.cuStreamSynchronize(inf.stream)); err != nil {
+	return d.cu("cuStreamSynchronize", d.drv.cuStreamSynchronize(inf.stream))
+}
+
+// settle chooses the plan's path on its first call, leaving that call's
+// results in the output buffers.
+func (inf *Inference) settle(p *plan) error {
+	d := inf.d
+	var paths []path
+	for _, c := range []path{cudnnPath, gemmPath} {
+		if (inf.only == anyPath || inf.only == c) && (c != gemmPath || p.n <= inf.gemmMax) {
+			paths = append(paths, c)
+		}
+	}
+	if len(paths) == 0 {
+		return fmt.Errorf("cuda forward: no way to compute batch %d with the %v path", p.n, inf.only)
+	}
+	sync := func() error { return d.cu("cuStreamSynchronize", d.drv.cuStreamSynchronize(inf.stream)) }
+	for _, c := range paths {
+		p.path = c
+		if err := inf.enqueue(p); err != nil {
+			return err
+		}
+		if err := sync(); err != nil {
+			return err
+		}
+	}
+	p.settled = true
+	best, bestTime := -1, time.Duration(0)
+	execs := make([]uintptr, len(paths))
+	graphs := make([]uintptr, len(paths))
+	for i, c := range paths {
+		p.path = c
+		if p.captureErr = inf.capture(p); p.captureErr != nil {
+			continue
+		}
+		execs[i], graphs[i] = p.exec, p.graph
+		const warm, timed = 2, 5
+		var start time.Time
+		for k := range warm + timed {
+			if k == warm {
+				if err := sync(); err != nil {
+					return err
+				}
+				start = time.Now()
+			}
+			if err := d.cu("cuGraphLaunch", d.drv.cuGraphLaunch(p.exec, inf.stream)); err != nil {
+				return err
+			}
+		}
+		if err := sync(); err != nil {
+			return err
+		}
+		if took := time.Since(start); best < 0 || took < bestTime {
+			best, bestTime = i, took
+		}
+	}
+	p.exec, p.graph = 0, 0
+	for i := range paths {
+		if i == best {
+			p.path, p.exec, p.graph = paths[i], execs[i], graphs[i]
+			p.captureErr = nil
+		} else if execs[i] != 0 {
+			d.drv.cuGraphExecDestroy(execs[i])
+			d.drv.cuGraphDestroy(graphs[i])
+		}
+	}
+	if best < 0 { // no graph: the last eager run's results stand
+		return nil
+	}
+	if err := d.cu("cuGraphLaunch", d.drv.cuGraphLaunch(p.exec, inf.stream)); err != nil {
 		return err
 	}
-	if p.exec == 0 && p.captureErr == nil {
-		p.captureErr = inf.capture(p)
-	}
-	return nil
+	return sync()
 }
 
 // capture records the plan's work as a CUDA graph: one launch replaces
@@ -367,6 +500,14 @@ func (inf *Inference) capture(p *plan) error {
 // enqueue queues a batch of p.n positions on the stream: the input copy,
 // the computation at the top of nn/layers.go, the output copies.
 func (inf *Inference) enqueue(p *plan) error {
+	if p.path == gemmPath {
+		return inf.enqueueGemm(p)
+	}
+	return inf.enqueueDNN(p)
+}
+
+// enqueueDNN computes the convolutions with cuDNN on NCHW tensors.
+func (inf *Inference) enqueueDNN(p *plan) error {
 	d := inf.d
 	n := p.n
 	if err := d.cu("cuMemcpyHtoDAsync", d.drv.cuMemcpyHtoDAsync(inf.in, unsafe.Pointer(&inf.hostIn[0]), uintptr(n*inf.planes*inf.cells*4), inf.stream)); err != nil {
@@ -403,13 +544,7 @@ func (inf *Inference) enqueue(p *plan) error {
 	if err := inf.dense(&inf.fc[2], denseGemm(inf.hidden, 3, n, inf.hidden, 0), inf.hid, p.voutDesc, inf.vout); err != nil {
 		return err
 	}
-	if err := d.dnnErr("cudnnSoftmaxForward", d.dnn.cudnnSoftmaxForward(inf.dnn, cudnnSoftmaxAccurate, cudnnSoftmaxModeInst, &one, p.voutDesc, inf.vout, &zero, p.voutDesc, inf.wdl)); err != nil {
-		return err
-	}
-	if err := d.cu("cuMemcpyDtoHAsync", d.drv.cuMemcpyDtoHAsync(unsafe.Pointer(&inf.hostLogits[0]), inf.logits, uintptr(n*inf.actions*4), inf.stream)); err != nil {
-		return err
-	}
-	return d.cu("cuMemcpyDtoHAsync", d.drv.cuMemcpyDtoHAsync(unsafe.Pointer(&inf.hostWDL[0]), inf.wdl, uintptr(n*3*4), inf.stream))
+	return inf.finish(p)
 }
 
 // conv is y = relu(conv(x) + bias [+ skip]), one fused cuDNN call.

@@ -178,6 +178,10 @@ type driverAPI struct {
 	cuGraphExecDestroy          func(exec uintptr) int32
 	cuGraphDestroy              func(graph uintptr) int32
 	cuGetErrorName              func(code int32, s **byte) int32
+	cuModuleLoadData            func(m *uintptr, image *byte) int32
+	cuModuleGetFunction         func(f *uintptr, m uintptr, name *byte) int32
+	cuModuleUnload              func(m uintptr) int32
+	cuLaunchKernel              func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params *unsafe.Pointer, extra *unsafe.Pointer) int32
 }
 
 func (f *driverAPI) symbols() []symbol {
@@ -209,6 +213,10 @@ func (f *driverAPI) symbols() []symbol {
 		{"cuGraphExecDestroy", &f.cuGraphExecDestroy},
 		{"cuGraphDestroy", &f.cuGraphDestroy},
 		{"cuGetErrorName", &f.cuGetErrorName},
+		{"cuModuleLoadData", &f.cuModuleLoadData},
+		{"cuModuleGetFunction", &f.cuModuleGetFunction},
+		{"cuModuleUnload", &f.cuModuleUnload},
+		{"cuLaunchKernel", &f.cuLaunchKernel},
 	}
 }
 

@@ -127,3 +127,84 @@ func columnMajorGemm(g gemm, a, b, c []float32) {
 		}
 	}
 }
+
+// gemmMaxBatch is the largest batch tried with convolutions as im2row and
+// cuBLAS SGEMM: cuDNN's kernels take tens of microseconds even for one
+// position, while the SGEMM path's cost follows the work; past a few
+// hundred positions cuDNN's implicit GEMM wins and im2row's buffer grows
+// large.
+const gemmMaxBatch = 512
+
+// rowWeights lays a convolution's (out, in, ky, kx) weights out as the
+// (ky·kx·in, out) matrix that multiplies im2row's rows.
+func rowWeights(c nn.ConvLayer) []float32 {
+	k := c.Kernel
+	w := make([]float32, len(c.Weights))
+	for o := 0; o < c.Out; o++ {
+		for i := 0; i < c.In; i++ {
+			for ky := 0; ky < k; ky++ {
+				for kx := 0; kx < k; kx++ {
+					w[((ky*k+kx)*c.In+i)*c.Out+o] = c.Weights[((o*c.In+i)*k+ky)*k+kx]
+				}
+			}
+		}
+	}
+	return w
+}
+
+// headWeights rearranges a head's dense weights, which read its
+// channels flattened (channel, cell), to read the merged heads' output as
+// the SGEMM path lays it out, (cell, channel) over all heads' channels:
+// rows of the other head's channels are zero. first is the head's first
+// channel among the heads channels.
+func headWeights(d nn.DenseLayer, cells, heads, first, channels int) []float32 {
+	w := make([]float32, cells*heads*d.Out)
+	for c := 0; c < channels; c++ {
+		for p := 0; p < cells; p++ {
+			copy(w[(p*heads+first+c)*d.Out:][:d.Out], d.Weights[(c*cells+p)*d.Out:][:d.Out])
+		}
+	}
+	return w
+}
+
+// im2rowArgs are the im2row kernel's parameters after the two pointers.
+type im2rowArgs struct {
+	total, channels, height, width, kernel, cells uint32
+	strideN, strideC, strideP                     uint32
+}
+
+// im2rowFor gathers count positions' kernel×kernel neighbourhoods of a
+// tensor with the given channels, laid out NCHW (input) or as
+// (position·cell, channel) rows (activations).
+func im2rowFor(count, channels, height, width, kernel int, nchw bool) im2rowArgs {
+	cells := height * width
+	a := im2rowArgs{
+		total:    uint32(count * cells * kernel * kernel * channels),
+		channels: uint32(channels), height: uint32(height), width: uint32(width),
+		kernel: uint32(kernel), cells: uint32(cells),
+	}
+	if nchw {
+		a.strideN, a.strideC, a.strideP = uint32(channels*cells), uint32(cells), 1
+	} else {
+		a.strideN, a.strideC, a.strideP = uint32(cells*channels), 1, uint32(channels)
+	}
+	return a
+}
+
+// im2rowHost does on the CPU what the im2row kernel does, index for
+// index: the reference its arguments are tested against.
+func im2rowHost(a im2rowArgs, src, dst []float32) {
+	for i := uint32(0); i < a.total; i++ {
+		c, t := i%a.channels, i/a.channels
+		kk, r := t%(a.kernel*a.kernel), t/(a.kernel*a.kernel)
+		ky, kx := kk/a.kernel, kk%a.kernel
+		n, p := r/a.cells, r%a.cells
+		y, x := p/a.width, p%a.width
+		sy, sx := y+ky-a.kernel/2, x+kx-a.kernel/2 // wraps below zero, as unsigned in the kernel
+		v := float32(0)
+		if sy < a.height && sx < a.width {
+			v = src[n*a.strideN+c*a.strideC+(sy*a.width+sx)*a.strideP]
+		}
+		dst[i] = v
+	}
+}
