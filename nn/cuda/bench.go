@@ -56,3 +56,28 @@ func BenchForward(d *Device, l nn.Layers, inputs []float32, batch int, minTime t
 	}
 	return r, nil
 }
+
+// BenchTrain measures training steps on one batch, repeated, over at
+// least minTime after a warm-up step: samples per second. The network's
+// own arrays are left as they were (the trainer is never synced).
+func BenchTrain(d *Device, net *nn.Network, b nn.Batch, minTime time.Duration) (float64, error) {
+	t, err := d.NewTrainer(net, nn.DefaultTrainConfig(), nil)
+	if err != nil {
+		return 0, err
+	}
+	defer t.Close()
+	planes, h, w := net.Game().EncodedShape()
+	n := len(b.Inputs) / (planes * h * w)
+	if _, err := t.Step(b); err != nil {
+		return 0, err
+	}
+	steps := 0
+	start := time.Now()
+	for time.Since(start) < minTime || steps < 3 {
+		if _, err := t.Step(b); err != nil {
+			return 0, err
+		}
+		steps++
+	}
+	return float64(steps*n) / time.Since(start).Seconds(), nil
+}

@@ -23,6 +23,10 @@ type Device struct {
 	// The kernels of kernelsPTX.
 	module          uintptr
 	im2row, biasact uintptr
+	maskLogits      uintptr
+	rowScale        uintptr
+	softGrad        uintptr
+	sgd             uintptr
 	mu              sync.Mutex
 	users           int
 	shut            bool
@@ -260,7 +264,8 @@ func (d *Device) loadKernels() error {
 	for _, k := range []struct {
 		name string
 		f    *uintptr
-	}{{"im2row", &d.im2row}, {"biasact", &d.biasact}} {
+	}{{"im2row", &d.im2row}, {"biasact", &d.biasact}, {"masklogits", &d.maskLogits},
+		{"rowscale", &d.rowScale}, {"softgrad", &d.softGrad}, {"sgd", &d.sgd}} {
 		name := append([]byte(k.name), 0)
 		if err := d.cu("cuModuleGetFunction "+k.name, d.drv.cuModuleGetFunction(k.f, d.module, &name[0])); err != nil {
 			return err

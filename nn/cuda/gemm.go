@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 )
 
@@ -105,10 +106,16 @@ func (inf *Inference) biasAct(y, bias, skip uintptr, total, channels int, relu b
 // launchBlock is the threads per block of the elementwise kernels.
 const launchBlock = 256
 
-// launch runs kernel f with one thread for each of total elements. Its
-// arguments are device pointers (uintptr) and uint32s, in the kernel's
-// order.
+// launch runs kernel f with one thread for each of total elements on the
+// inference's stream.
 func (inf *Inference) launch(f uintptr, total uint32, args ...any) error {
+	return inf.d.launch(inf.stream, f, total, args...)
+}
+
+// launch runs kernel f with one thread for each of total elements. Its
+// arguments are device pointers (uintptr), uint32s and float32s, in the
+// kernel's order.
+func (d *Device) launch(stream uintptr, f uintptr, total uint32, args ...any) error {
 	vals := make([]uint64, len(args))
 	ptrs := make([]unsafe.Pointer, len(args))
 	for i, a := range args {
@@ -117,6 +124,8 @@ func (inf *Inference) launch(f uintptr, total uint32, args ...any) error {
 			vals[i] = uint64(v)
 		case uint32:
 			vals[i] = uint64(v) // little-endian: the kernel reads the low half
+		case float32:
+			vals[i] = uint64(math.Float32bits(v))
 		default:
 			return fmt.Errorf("kernel argument %d is %T", i, a)
 		}
@@ -126,5 +135,5 @@ func (inf *Inference) launch(f uintptr, total uint32, args ...any) error {
 	if grid == 0 {
 		return nil
 	}
-	return inf.d.cu("cuLaunchKernel", inf.d.drv.cuLaunchKernel(f, grid, 1, 1, launchBlock, 1, 1, 0, inf.stream, &ptrs[0], nil))
+	return d.cu("cuLaunchKernel", d.drv.cuLaunchKernel(f, grid, 1, 1, launchBlock, 1, 1, 0, stream, &ptrs[0], nil))
 }

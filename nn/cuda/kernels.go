@@ -10,6 +10,14 @@ package cuda
 // n·sN + c·sC + (y·W + x)·sP, so one kernel reads both the NCHW input
 // and the (position·cell, channel) activations.
 //
+// The training kernels: masklogits sets an illegal action's logit to
+// −1e4, as nn's trainer does; rowscale multiplies each row by its own
+// factor; softgrad is the gradient of a cross-entropy against targets
+// with row sums S, (p·S − t) on legal actions (legal may be null); sgd is
+// nn's momentum update, v = μv + g + decay·w then w −= lr·v, with decay
+// applied to the first decayEnd values only (the weights, stored first).
+// Products and sums are rounded separately (.rn), as Go computes them.
+//
 // biasact computes y = y + bias[i mod C] (+ skip[i] when skip is not
 // null), then max(y, 0) when relu is not zero: the epilogue of a
 // convolution, a residual block or a dense layer.
@@ -127,6 +135,173 @@ BA_NOSKIP:
 BA_STORE:
 	st.global.f32 [%d3], %g1;
 BA_DONE:
+	ret;
+}
+
+.visible .entry masklogits(
+	.param .u64 x, .param .u64 legal, .param .u64 y, .param .u32 total)
+{
+	.reg .pred %q<3>;
+	.reg .b32 %s<8>;
+	.reg .b64 %d<8>;
+	.reg .f32 %g<4>;
+
+	mov.u32 %s1, %ctaid.x;
+	mov.u32 %s2, %ntid.x;
+	mov.u32 %s3, %tid.x;
+	mad.lo.u32 %s4, %s1, %s2, %s3;
+	ld.param.u32 %s5, [total];
+	setp.ge.u32 %q1, %s4, %s5;
+	@%q1 bra ML_DONE;
+	mul.wide.u32 %d1, %s4, 4;
+	ld.param.u64 %d2, [x];
+	cvta.to.global.u64 %d2, %d2;
+	add.u64 %d2, %d2, %d1;
+	ld.global.f32 %g1, [%d2];
+	ld.param.u64 %d3, [legal];
+	cvta.to.global.u64 %d3, %d3;
+	add.u64 %d3, %d3, %d1;
+	ld.global.f32 %g2, [%d3];
+	setp.eq.f32 %q2, %g2, 0f00000000;
+	@%q2 mov.f32 %g1, 0fC61C4000;
+	ld.param.u64 %d4, [y];
+	cvta.to.global.u64 %d4, %d4;
+	add.u64 %d4, %d4, %d1;
+	st.global.f32 [%d4], %g1;
+ML_DONE:
+	ret;
+}
+
+.visible .entry rowscale(
+	.param .u64 x, .param .u64 s, .param .u64 y, .param .u32 total, .param .u32 cols)
+{
+	.reg .pred %q<2>;
+	.reg .b32 %s<8>;
+	.reg .b64 %d<8>;
+	.reg .f32 %g<4>;
+
+	mov.u32 %s1, %ctaid.x;
+	mov.u32 %s2, %ntid.x;
+	mov.u32 %s3, %tid.x;
+	mad.lo.u32 %s4, %s1, %s2, %s3;
+	ld.param.u32 %s5, [total];
+	setp.ge.u32 %q1, %s4, %s5;
+	@%q1 bra RS_DONE;
+	ld.param.u32 %s6, [cols];
+	div.u32 %s7, %s4, %s6;
+	mul.wide.u32 %d1, %s4, 4;
+	ld.param.u64 %d2, [x];
+	cvta.to.global.u64 %d2, %d2;
+	add.u64 %d2, %d2, %d1;
+	ld.global.f32 %g1, [%d2];
+	ld.param.u64 %d3, [s];
+	cvta.to.global.u64 %d3, %d3;
+	mul.wide.u32 %d5, %s7, 4;
+	add.u64 %d3, %d3, %d5;
+	ld.global.f32 %g2, [%d3];
+	mul.rn.f32 %g1, %g1, %g2;
+	ld.param.u64 %d4, [y];
+	cvta.to.global.u64 %d4, %d4;
+	add.u64 %d4, %d4, %d1;
+	st.global.f32 [%d4], %g1;
+RS_DONE:
+	ret;
+}
+
+.visible .entry softgrad(
+	.param .u64 p, .param .u64 t, .param .u64 rows, .param .u64 legal, .param .u64 d,
+	.param .u32 total, .param .u32 cols)
+{
+	.reg .pred %q<3>;
+	.reg .b32 %s<8>;
+	.reg .b64 %d<10>;
+	.reg .f32 %g<6>;
+
+	mov.u32 %s1, %ctaid.x;
+	mov.u32 %s2, %ntid.x;
+	mov.u32 %s3, %tid.x;
+	mad.lo.u32 %s4, %s1, %s2, %s3;
+	ld.param.u32 %s5, [total];
+	setp.ge.u32 %q1, %s4, %s5;
+	@%q1 bra SG_DONE;
+	ld.param.u32 %s6, [cols];
+	div.u32 %s7, %s4, %s6;
+	mul.wide.u32 %d1, %s4, 4;
+	ld.param.u64 %d2, [p];
+	cvta.to.global.u64 %d2, %d2;
+	add.u64 %d2, %d2, %d1;
+	ld.global.f32 %g1, [%d2];
+	ld.param.u64 %d3, [t];
+	cvta.to.global.u64 %d3, %d3;
+	add.u64 %d3, %d3, %d1;
+	ld.global.f32 %g2, [%d3];
+	ld.param.u64 %d4, [rows];
+	cvta.to.global.u64 %d4, %d4;
+	mul.wide.u32 %d5, %s7, 4;
+	add.u64 %d4, %d4, %d5;
+	ld.global.f32 %g3, [%d4];
+	mul.rn.f32 %g1, %g1, %g3;
+	sub.rn.f32 %g1, %g1, %g2;
+	ld.param.u64 %d6, [legal];
+	setp.eq.u64 %q2, %d6, 0;
+	@%q2 bra SG_STORE;
+	cvta.to.global.u64 %d6, %d6;
+	add.u64 %d6, %d6, %d1;
+	ld.global.f32 %g4, [%d6];
+	mul.rn.f32 %g1, %g1, %g4;
+SG_STORE:
+	ld.param.u64 %d7, [d];
+	cvta.to.global.u64 %d7, %d7;
+	add.u64 %d7, %d7, %d1;
+	st.global.f32 [%d7], %g1;
+SG_DONE:
+	ret;
+}
+
+.visible .entry sgd(
+	.param .u64 w, .param .u64 v, .param .u64 g, .param .u32 total, .param .u32 decayEnd,
+	.param .f32 lr, .param .f32 mu, .param .f32 decay)
+{
+	.reg .pred %q<3>;
+	.reg .b32 %s<8>;
+	.reg .b64 %d<8>;
+	.reg .f32 %g<10>;
+
+	mov.u32 %s1, %ctaid.x;
+	mov.u32 %s2, %ntid.x;
+	mov.u32 %s3, %tid.x;
+	mad.lo.u32 %s4, %s1, %s2, %s3;
+	ld.param.u32 %s5, [total];
+	setp.ge.u32 %q1, %s4, %s5;
+	@%q1 bra SGD_DONE;
+	mul.wide.u32 %d1, %s4, 4;
+	ld.param.u64 %d2, [w];
+	cvta.to.global.u64 %d2, %d2;
+	add.u64 %d2, %d2, %d1;
+	ld.global.f32 %g1, [%d2];
+	ld.param.u64 %d3, [v];
+	cvta.to.global.u64 %d3, %d3;
+	add.u64 %d3, %d3, %d1;
+	ld.global.f32 %g2, [%d3];
+	ld.param.u64 %d4, [g];
+	cvta.to.global.u64 %d4, %d4;
+	add.u64 %d4, %d4, %d1;
+	ld.global.f32 %g3, [%d4];
+	ld.param.f32 %g4, [lr];
+	ld.param.f32 %g5, [mu];
+	ld.param.f32 %g6, [decay];
+	ld.param.u32 %s6, [decayEnd];
+	setp.ge.u32 %q2, %s4, %s6;
+	@%q2 mov.f32 %g6, 0f00000000;
+	mul.rn.f32 %g7, %g5, %g2;
+	add.rn.f32 %g7, %g7, %g3;
+	mul.rn.f32 %g8, %g6, %g1;
+	add.rn.f32 %g7, %g7, %g8;
+	mul.rn.f32 %g9, %g4, %g7;
+	sub.rn.f32 %g1, %g1, %g9;
+	st.global.f32 [%d3], %g7;
+	st.global.f32 [%d2], %g1;
+SGD_DONE:
 	ret;
 }
 `

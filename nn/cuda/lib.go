@@ -144,6 +144,9 @@ const (
 	cudnnActivationReLU    = 1
 	cudnnNotPropagateNaN   = 0
 	cudnnSoftmaxAccurate   = 1
+	cudnnSoftmaxLog        = 2
+	cudnnBatchNormSpatial  = 1
+	cublasOpT              = 1
 	cudnnSoftmaxModeInst   = 0
 	cudnnFwdAlgoCount      = 8
 	cudnnFwdImplicitPrecmp = 1
@@ -181,6 +184,8 @@ type driverAPI struct {
 	cuModuleLoadData            func(m *uintptr, image *byte) int32
 	cuModuleGetFunction         func(f *uintptr, m uintptr, name *byte) int32
 	cuModuleUnload              func(m uintptr) int32
+	cuMemcpyDtoH                func(dst unsafe.Pointer, src uintptr, bytes uintptr) int32
+	cuMemcpyDtoDAsync           func(dst, src uintptr, bytes uintptr, stream uintptr) int32
 	cuLaunchKernel              func(f uintptr, gx, gy, gz, bx, by, bz, shared uint32, stream uintptr, params *unsafe.Pointer, extra *unsafe.Pointer) int32
 }
 
@@ -217,6 +222,8 @@ func (f *driverAPI) symbols() []symbol {
 		{"cuModuleGetFunction", &f.cuModuleGetFunction},
 		{"cuModuleUnload", &f.cuModuleUnload},
 		{"cuLaunchKernel", &f.cuLaunchKernel},
+		{"cuMemcpyDtoH_v2", &f.cuMemcpyDtoH},
+		{"cuMemcpyDtoDAsync_v2", &f.cuMemcpyDtoDAsync},
 	}
 }
 
@@ -228,6 +235,7 @@ type cublasAPI struct {
 	cublasSetWorkspace func(h uintptr, ws uintptr, bytes uintptr) int32
 	cublasSetMathMode  func(h uintptr, mode int32) int32
 	cublasGetProperty  func(prop int32, v *int32) int32
+	cublasSdot         func(h uintptr, n int32, x uintptr, incx int32, y uintptr, incy int32, result *float32) int32
 	cublasSgemm        func(h uintptr, transa, transb int32, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) int32
 }
 
@@ -240,6 +248,7 @@ func (f *cublasAPI) symbols() []symbol {
 		{"cublasSetMathMode", &f.cublasSetMathMode},
 		{"cublasGetProperty", &f.cublasGetProperty},
 		{"cublasSgemm_v2", &f.cublasSgemm},
+		{"cublasSdot_v2", &f.cublasSdot},
 	}
 }
 
@@ -258,30 +267,40 @@ type convFwdPerf struct {
 
 // cudnnAPI is the part of cuDNN's legacy API used here.
 type cudnnAPI struct {
-	cudnnGetVersion                         func() uintptr
-	cudnnGetErrorString                     func(status int32) *byte
-	cudnnCreate                             func(h *uintptr) int32
-	cudnnDestroy                            func(h uintptr) int32
-	cudnnSetStream                          func(h uintptr, stream uintptr) int32
-	cudnnCreateTensorDescriptor             func(d *uintptr) int32
-	cudnnSetTensor4dDescriptor              func(d uintptr, format, dtype int32, n, c, h, w int32) int32
-	cudnnDestroyTensorDescriptor            func(d uintptr) int32
-	cudnnCreateFilterDescriptor             func(d *uintptr) int32
-	cudnnSetFilter4dDescriptor              func(d uintptr, dtype, format int32, k, c, h, w int32) int32
-	cudnnDestroyFilterDescriptor            func(d uintptr) int32
-	cudnnCreateConvolutionDescriptor        func(d *uintptr) int32
-	cudnnSetConvolution2dDescriptor         func(d uintptr, padH, padW, u, v, dilH, dilW, mode, compute int32) int32
-	cudnnSetConvolutionMathType             func(d uintptr, math int32) int32
-	cudnnDestroyConvolutionDescriptor       func(d uintptr) int32
-	cudnnCreateActivationDescriptor         func(d *uintptr) int32
-	cudnnSetActivationDescriptor            func(d uintptr, mode, nanOpt int32, coef float64) int32
-	cudnnDestroyActivationDescriptor        func(d uintptr) int32
-	cudnnFindConvolutionForwardAlgorithm    func(h, x, w, conv, y uintptr, requested int32, returned *int32, perf *convFwdPerf) int32
-	cudnnGetConvolutionForwardWorkspaceSize func(h, x, w, conv, y uintptr, algo int32, bytes *uintptr) int32
-	cudnnConvolutionBiasActivationForward   func(h uintptr, alpha1 *float32, xd, x, wd, w, conv uintptr, algo int32, ws, wsBytes uintptr, alpha2 *float32, zd, z, bd, b, act, yd, y uintptr) int32
-	cudnnAddTensor                          func(h uintptr, alpha *float32, ad, a uintptr, beta *float32, cd, c uintptr) int32
-	cudnnActivationForward                  func(h, act uintptr, alpha *float32, xd, x uintptr, beta *float32, yd, y uintptr) int32
-	cudnnSoftmaxForward                     func(h uintptr, algo, mode int32, alpha *float32, xd, x uintptr, beta *float32, yd, y uintptr) int32
+	cudnnGetVersion                                func() uintptr
+	cudnnGetErrorString                            func(status int32) *byte
+	cudnnCreate                                    func(h *uintptr) int32
+	cudnnDestroy                                   func(h uintptr) int32
+	cudnnSetStream                                 func(h uintptr, stream uintptr) int32
+	cudnnCreateTensorDescriptor                    func(d *uintptr) int32
+	cudnnSetTensor4dDescriptor                     func(d uintptr, format, dtype int32, n, c, h, w int32) int32
+	cudnnDestroyTensorDescriptor                   func(d uintptr) int32
+	cudnnCreateFilterDescriptor                    func(d *uintptr) int32
+	cudnnSetFilter4dDescriptor                     func(d uintptr, dtype, format int32, k, c, h, w int32) int32
+	cudnnDestroyFilterDescriptor                   func(d uintptr) int32
+	cudnnCreateConvolutionDescriptor               func(d *uintptr) int32
+	cudnnSetConvolution2dDescriptor                func(d uintptr, padH, padW, u, v, dilH, dilW, mode, compute int32) int32
+	cudnnSetConvolutionMathType                    func(d uintptr, math int32) int32
+	cudnnDestroyConvolutionDescriptor              func(d uintptr) int32
+	cudnnCreateActivationDescriptor                func(d *uintptr) int32
+	cudnnSetActivationDescriptor                   func(d uintptr, mode, nanOpt int32, coef float64) int32
+	cudnnDestroyActivationDescriptor               func(d uintptr) int32
+	cudnnFindConvolutionForwardAlgorithm           func(h, x, w, conv, y uintptr, requested int32, returned *int32, perf *convFwdPerf) int32
+	cudnnGetConvolutionForwardWorkspaceSize        func(h, x, w, conv, y uintptr, algo int32, bytes *uintptr) int32
+	cudnnConvolutionBiasActivationForward          func(h uintptr, alpha1 *float32, xd, x, wd, w, conv uintptr, algo int32, ws, wsBytes uintptr, alpha2 *float32, zd, z, bd, b, act, yd, y uintptr) int32
+	cudnnAddTensor                                 func(h uintptr, alpha *float32, ad, a uintptr, beta *float32, cd, c uintptr) int32
+	cudnnActivationForward                         func(h, act uintptr, alpha *float32, xd, x uintptr, beta *float32, yd, y uintptr) int32
+	cudnnConvolutionForward                        func(h uintptr, alpha *float32, xd, x, wd, w, conv uintptr, algo int32, ws, wsBytes uintptr, beta *float32, yd, y uintptr) int32
+	cudnnFindConvolutionBackwardDataAlgorithm      func(h, w, dy, conv, dx uintptr, requested int32, returned *int32, perf *convFwdPerf) int32
+	cudnnGetConvolutionBackwardDataWorkspaceSize   func(h, w, dy, conv, dx uintptr, algo int32, bytes *uintptr) int32
+	cudnnConvolutionBackwardData                   func(h uintptr, alpha *float32, wd, w, dyd, dy, conv uintptr, algo int32, ws, wsBytes uintptr, beta *float32, dxd, dx uintptr) int32
+	cudnnFindConvolutionBackwardFilterAlgorithm    func(h, x, dy, conv, dw uintptr, requested int32, returned *int32, perf *convFwdPerf) int32
+	cudnnGetConvolutionBackwardFilterWorkspaceSize func(h, x, dy, conv, dw uintptr, algo int32, bytes *uintptr) int32
+	cudnnConvolutionBackwardFilter                 func(h uintptr, alpha *float32, xd, x, dyd, dy, conv uintptr, algo int32, ws, wsBytes uintptr, beta *float32, dwd, dw uintptr) int32
+	cudnnBatchNormalizationForwardTraining         func(h uintptr, mode int32, alpha, beta *float32, xd, x, yd, y, bnd, scale, bias uintptr, factor float64, runMean, runVar uintptr, eps float64, saveMean, saveInvVar uintptr) int32
+	cudnnBatchNormalizationBackward                func(h uintptr, mode int32, alphaData, betaData, alphaParam, betaParam *float32, xd, x, dyd, dy, dxd, dx, bnd, scale, dScale, dBias uintptr, eps float64, saveMean, saveInvVar uintptr) int32
+	cudnnActivationBackward                        func(h, act uintptr, alpha *float32, yd, y, dyd, dy, xd, x uintptr, beta *float32, dxd, dx uintptr) int32
+	cudnnSoftmaxForward                            func(h uintptr, algo, mode int32, alpha *float32, xd, x uintptr, beta *float32, yd, y uintptr) int32
 }
 
 func (f *cudnnAPI) symbols() []symbol {
@@ -310,6 +329,16 @@ func (f *cudnnAPI) symbols() []symbol {
 		{"cudnnAddTensor", &f.cudnnAddTensor},
 		{"cudnnActivationForward", &f.cudnnActivationForward},
 		{"cudnnSoftmaxForward", &f.cudnnSoftmaxForward},
+		{"cudnnConvolutionForward", &f.cudnnConvolutionForward},
+		{"cudnnFindConvolutionBackwardDataAlgorithm", &f.cudnnFindConvolutionBackwardDataAlgorithm},
+		{"cudnnGetConvolutionBackwardDataWorkspaceSize", &f.cudnnGetConvolutionBackwardDataWorkspaceSize},
+		{"cudnnConvolutionBackwardData", &f.cudnnConvolutionBackwardData},
+		{"cudnnFindConvolutionBackwardFilterAlgorithm", &f.cudnnFindConvolutionBackwardFilterAlgorithm},
+		{"cudnnGetConvolutionBackwardFilterWorkspaceSize", &f.cudnnGetConvolutionBackwardFilterWorkspaceSize},
+		{"cudnnConvolutionBackwardFilter", &f.cudnnConvolutionBackwardFilter},
+		{"cudnnBatchNormalizationForwardTraining", &f.cudnnBatchNormalizationForwardTraining},
+		{"cudnnBatchNormalizationBackward", &f.cudnnBatchNormalizationBackward},
+		{"cudnnActivationBackward", &f.cudnnActivationBackward},
 	}
 }
 

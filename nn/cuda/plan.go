@@ -208,3 +208,51 @@ func im2rowHost(a im2rowArgs, src, dst []float32) {
 		dst[i] = v
 	}
 }
+
+// rowGemm is the SGEMM computing the row-major C (m×n) = op(A)·op(B), A
+// and B row-major as stored (A is m×k, or k×m when transA; B is k×n, or
+// n×k when transB): column-major cuBLAS computes Cᵀ = op(B)ᵀ·op(A)ᵀ,
+// reading each stored matrix as its transpose.
+type rowGemmArgs struct {
+	opFirst, opSecond int32 // cuBLAS ops on the first (B) and second (A) operand
+	m, n, k           int   // cuBLAS's m, n, k
+	ldFirst, ldSecond int
+	ldc               int
+}
+
+func rowGemm(transA, transB bool, m, n, k int) rowGemmArgs {
+	g := rowGemmArgs{opFirst: cublasOpN, opSecond: cublasOpN, m: n, n: m, k: k, ldFirst: n, ldSecond: k, ldc: n}
+	if transB {
+		g.opFirst, g.ldFirst = cublasOpT, k
+	}
+	if transA {
+		g.opSecond, g.ldSecond = cublasOpT, m
+	}
+	return g
+}
+
+// columnMajorGemmOps multiplies as cuBLAS does with transposes, beta 0:
+// the reference rowGemm is tested against.
+func columnMajorGemmOps(opA, opB int32, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+	at := func(i, p int) float32 {
+		if opA == cublasOpT {
+			return a[p+i*lda]
+		}
+		return a[i+p*lda]
+	}
+	bt := func(p, j int) float32 {
+		if opB == cublasOpT {
+			return b[j+p*ldb]
+		}
+		return b[p+j*ldb]
+	}
+	for j := 0; j < n; j++ {
+		for i := 0; i < m; i++ {
+			var s float32
+			for p := 0; p < k; p++ {
+				s += at(i, p) * bt(p, j)
+			}
+			c[i+j*ldc] = s
+		}
+	}
+}

@@ -164,3 +164,45 @@ func TestNewInferenceChecksBatch(t *testing.T) {
 		t.Errorf("broken layers: %v", err)
 	}
 }
+
+func TestRowGemm(t *testing.T) {
+	const m, n, k = 3, 4, 5
+	val := func(i int) float32 { return float32(i%7) - 3 }
+	for _, tc := range []struct{ transA, transB bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+		a := make([]float32, m*k)
+		b := make([]float32, k*n)
+		for i := range a {
+			a[i] = val(i)
+		}
+		for i := range b {
+			b[i] = val(3 * i)
+		}
+		// A(i, p) and B(p, j) as the row-major matrices op(A) and op(B).
+		A := func(i, p int) float32 {
+			if tc.transA {
+				return a[p*m+i]
+			}
+			return a[i*k+p]
+		}
+		B := func(p, j int) float32 {
+			if tc.transB {
+				return b[j*k+p]
+			}
+			return b[p*n+j]
+		}
+		g := rowGemm(tc.transA, tc.transB, m, n, k)
+		c := make([]float32, m*n)
+		columnMajorGemmOps(g.opFirst, g.opSecond, g.m, g.n, g.k, b, g.ldFirst, a, g.ldSecond, c, g.ldc)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var want float32
+				for p := 0; p < k; p++ {
+					want += A(i, p) * B(p, j)
+				}
+				if c[i*n+j] != want {
+					t.Fatalf("transA %v transB %v: C(%d,%d) = %g, want %g", tc.transA, tc.transB, i, j, c[i*n+j], want)
+				}
+			}
+		}
+	}
+}
