@@ -120,7 +120,7 @@ func Open() (*Device, error) {
 // Name describes the GPU and the libraries' versions.
 func (d *Device) Name() string { return d.name }
 
-// SetTF32 chooses whether inferences made afterwards let cuDNN and cuBLAS
+// SetTF32 chooses whether inferences and trainers made afterwards let cuDNN and cuBLAS
 // round float32 operands to TF32 on tensor cores: several times faster on
 // recent GPUs, with about 1e-3 relative error per product.
 func (d *Device) SetTF32(on bool) {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"unsafe"
 
 	"github.com/flipzero/flipzero/nn"
@@ -19,6 +21,7 @@ type Trainer struct {
 	net   *nn.Network
 	cfg   nn.TrainConfig
 	steps int64
+	tf32  bool
 
 	stream, dnn, blas uintptr
 	blasWS            uintptr
@@ -114,6 +117,9 @@ func (d *Device) NewTrainer(net *nn.Network, cfg nn.TrainConfig, velocity [][]fl
 		}
 	}
 	t = &Trainer{d: d, net: net, cfg: cfg, learn: learn, stats: stats, velocity: velocity, plans: map[int]*trainPlan{}}
+	d.mu.Lock()
+	t.tf32 = d.tf32
+	d.mu.Unlock()
 	if err := t.layout(); err != nil {
 		return nil, fmt.Errorf("cuda trainer: %w", err)
 	}
@@ -281,6 +287,11 @@ func (t *Trainer) setup(velocity [][]float32) (err error) {
 	if err := d.blasErr("cublasSetWorkspace", d.blas.cublasSetWorkspace(t.blas, t.blasWS, cublasWorkspace)); err != nil {
 		return err
 	}
+	if t.tf32 {
+		if err := d.blasErr("cublasSetMathMode", d.blas.cublasSetMathMode(t.blas, cublasTF32TensorOpMath)); err != nil {
+			return err
+		}
+	}
 	if err := d.dnnErr("cudnnCreateActivationDescriptor", d.dnn.cudnnCreateActivationDescriptor(&t.relu)); err != nil {
 		return err
 	}
@@ -432,7 +443,11 @@ func (t *Trainer) buildPlan(p *trainPlan) (err error) {
 			if err := d.dnnErr("cudnnSetConvolution2dDescriptor", d.dnn.cudnnSetConvolution2dDescriptor(cd, pad, pad, 1, 1, 1, 1, cudnnCrossCorrelation, cudnnDataFloat)); err != nil {
 				return err
 			}
-			if err := d.dnnErr("cudnnSetConvolutionMathType", d.dnn.cudnnSetConvolutionMathType(cd, cudnnFMAMath)); err != nil {
+			math := int32(cudnnFMAMath)
+			if t.tf32 {
+				math = cudnnDefaultMath
+			}
+			if err := d.dnnErr("cudnnSetConvolutionMathType", d.dnn.cudnnSetConvolutionMathType(cd, math)); err != nil {
 				return err
 			}
 		}
@@ -537,10 +552,10 @@ func (t *Trainer) buildPlan(p *trainPlan) (err error) {
 	return nil
 }
 
-// pick chooses the fastest float32 (FMA) algorithm of a cuDNN Find and
-// its workspace.
+// pick chooses the fastest algorithm of a cuDNN Find that keeps to the
+// trainer's precision, and its workspace.
 func (t *Trainer) pick(perf []convFwdPerf, what string, workspace func(int32, *uintptr) int32) (int32, uintptr, error) {
-	i := pickAlgo(perf, false)
+	i := pickAlgo(perf, t.tf32)
 	if i < 0 {
 		return 0, 0, fmt.Errorf("cudnn: no %s convolution algorithm", what)
 	}
@@ -565,7 +580,35 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 	if n > maxBatchLimit {
 		return nn.Losses{}, fmt.Errorf("training batch of %d, want at most %d", n, maxBatchLimit)
 	}
-	if err := b.Check(n, t.actions); err != nil {
+	if len(b.Policy) != n*t.actions || len(b.Legal) != n*t.actions || len(b.Value) != n*3 || (b.Weights != nil && len(b.Weights) != n) {
+		return nn.Losses{}, fmt.Errorf("training batch of %d: %w", n, b.Check(n, t.actions))
+	}
+	// The contents are checked on all cores while the GPU copies them: for
+	// YINSH's 2,142 actions checking alone takes as long as the step.
+	checked := make(chan error, 1)
+	go func() { checked <- checkBatch(b, n, t.actions) }()
+	unbind, err := t.d.bindThread()
+	if err != nil {
+		<-checked
+		return nn.Losses{}, err
+	}
+	defer unbind()
+	p, err := t.plan(n)
+	if err != nil {
+		<-checked
+		return nn.Losses{}, err
+	}
+	d := t.d
+	for _, u := range []struct {
+		dst uintptr
+		src []float32
+	}{{p.in, b.Inputs}, {p.target, b.Policy}, {p.legal, b.Legal}, {p.vtarget, b.Value}} {
+		if err := d.upload(u.dst, u.src); err != nil {
+			<-checked
+			return nn.Losses{}, err
+		}
+	}
+	if err := <-checked; err != nil {
 		return nn.Losses{}, fmt.Errorf("training batch of %d: %w", n, err)
 	}
 	share := make([]float32, n)
@@ -587,23 +630,8 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 		}
 		share[i] = float32(w / sum)
 	}
-	unbind, err := t.d.bindThread()
-	if err != nil {
+	if err := d.upload(p.share, share); err != nil {
 		return nn.Losses{}, err
-	}
-	defer unbind()
-	p, err := t.plan(n)
-	if err != nil {
-		return nn.Losses{}, err
-	}
-	d := t.d
-	for _, u := range []struct {
-		dst uintptr
-		src []float32
-	}{{p.in, b.Inputs}, {p.target, b.Policy}, {p.legal, b.Legal}, {p.vtarget, b.Value}, {p.share, share}} {
-		if err := d.upload(u.dst, u.src); err != nil {
-			return nn.Losses{}, err
-		}
 	}
 	if err := t.forward(p); err != nil {
 		return nn.Losses{}, err
@@ -634,6 +662,30 @@ var (
 	one  = float32(1)
 	zero = float32(0)
 )
+
+// checkBatch is nn.Batch.Check over n samples, in parallel chunks; the
+// sizes have been checked.
+func checkBatch(b nn.Batch, n, actions int) error {
+	chunks := min(runtime.GOMAXPROCS(0), (n+63)/64)
+	errs := make([]error, chunks)
+	var wg sync.WaitGroup
+	for c := range chunks {
+		lo, hi := c*n/chunks, (c+1)*n/chunks
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			part := nn.Batch{Policy: b.Policy[lo*actions : hi*actions], Legal: b.Legal[lo*actions : hi*actions], Value: b.Value[lo*3 : hi*3]}
+			if b.Weights != nil {
+				part.Weights = b.Weights[lo:hi]
+			}
+			if err := part.Check(hi-lo, actions); err != nil {
+				errs[c] = fmt.Errorf("samples %d and on: %w", lo, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // forward runs the network in training mode: convolutions, batch norm
 // with the batch's statistics (updating the running ones), ReLUs, skips,

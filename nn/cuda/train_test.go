@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
@@ -195,13 +196,53 @@ func TestGPUTrainBench(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rate, err := BenchTrain(d, net, trainingBatch(g, 1024, 5), *benchTime)
-		if err != nil {
-			t.Fatalf("%s: %v", g.Name(), err)
+		b := trainingBatch(g, 1024, 5)
+		for _, tf32 := range []bool{false, true} {
+			d.SetTF32(tf32)
+			rate, err := BenchTrain(d, net, b, *benchTime)
+			if err != nil {
+				t.Fatalf("%s: %v", g.Name(), err)
+			}
+			if rate <= 0 {
+				t.Fatalf("%s: rate %g", g.Name(), rate)
+			}
+			t.Logf("%s training batch 1024, tf32=%v: %.0f samples/s", g.Name(), tf32, rate)
 		}
-		if rate <= 0 {
-			t.Fatalf("%s: rate %g", g.Name(), rate)
+		d.SetTF32(false)
+		start := time.Now()
+		if err := b.Check(1024, g.ActionSpace()); err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("%s training batch 1024: %.0f samples/s", g.Name(), rate)
+		t.Logf("%s: checking a batch of 1024 on the CPU takes %v", g.Name(), time.Since(start))
+	}
+}
+
+func TestCheckBatch(t *testing.T) {
+	g := othello.Othello()
+	b := trainingBatch(g, 300, 3)
+	if err := checkBatch(b, 300, g.ActionSpace()); err != nil {
+		t.Fatalf("good batch: %v", err)
+	}
+	for _, tc := range []struct {
+		name  string
+		spoil func(b *nn.Batch)
+		want  string
+	}{
+		{"negative weight", func(b *nn.Batch) { b.Weights[290] = -1 }, "weight -1"},
+		{"illegal target", func(b *nn.Batch) {
+			for a := 0; a < g.ActionSpace(); a++ {
+				if b.Legal[7*g.ActionSpace()+a] == 0 {
+					b.Policy[7*g.ActionSpace()+a] = 0.5
+					return
+				}
+			}
+		}, "samples 0 and on: sample 7: policy target 0.5 on illegal action"},
+	} {
+		bad := trainingBatch(g, 300, 3)
+		tc.spoil(&bad)
+		err := checkBatch(bad, 300, g.ActionSpace())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
 	}
 }
