@@ -224,12 +224,18 @@ func (d *Device) alloc(n int) (uintptr, error) {
 	return p, nil
 }
 
-// upload copies host floats to device memory, synchronously.
+// upload copies host floats to device memory and waits for the copy to
+// land: from Go's (pageable) memory the call may return while the last
+// part is still in flight, on the driver's default stream, which the
+// non-blocking streams here do not wait for.
 func (d *Device) upload(dst uintptr, src []float32) error {
 	if len(src) == 0 {
 		return nil
 	}
-	return d.cu("cuMemcpyHtoD", d.drv.cuMemcpyHtoD(dst, unsafe.Pointer(&src[0]), uintptr(len(src)*4)))
+	if err := d.cu("cuMemcpyHtoD", d.drv.cuMemcpyHtoD(dst, unsafe.Pointer(&src[0]), uintptr(len(src)*4))); err != nil {
+		return err
+	}
+	return d.cu("cuStreamSynchronize (default stream)", d.drv.cuStreamSynchronize(0))
 }
 
 // pinned returns zeroed page-locked host memory for n float32s: copies

@@ -46,6 +46,15 @@ type Trainer struct {
 	plans  map[int]*trainPlan
 	allocs []uintptr
 	closed bool
+	// stage, when set, is called after each phase of a step: the hook that
+	// times them.
+	stage func(phase string)
+}
+
+func (t *Trainer) staged(phase string) {
+	if t.stage != nil {
+		t.stage(phase)
+	}
 }
 
 type trainConv struct {
@@ -599,18 +608,31 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 		return nn.Losses{}, err
 	}
 	d := t.d
+	// The positions go first and the forward pass is queued; the targets
+	// are copied while it runs (copies from Go memory go through the
+	// driver's own stream, which the trainer's does not wait for).
+	if err := d.upload(p.in, b.Inputs); err != nil {
+		<-checked
+		return nn.Losses{}, err
+	}
+	if err := t.forward(p); err != nil {
+		<-checked
+		return nn.Losses{}, err
+	}
 	for _, u := range []struct {
 		dst uintptr
 		src []float32
-	}{{p.in, b.Inputs}, {p.target, b.Policy}, {p.legal, b.Legal}, {p.vtarget, b.Value}} {
+	}{{p.target, b.Policy}, {p.legal, b.Legal}, {p.vtarget, b.Value}} {
 		if err := d.upload(u.dst, u.src); err != nil {
 			<-checked
 			return nn.Losses{}, err
 		}
 	}
+	t.staged("copy and forward")
 	if err := <-checked; err != nil {
 		return nn.Losses{}, fmt.Errorf("training batch of %d: %w", n, err)
 	}
+	t.staged("check")
 	share := make([]float32, n)
 	sum := 0.0
 	for i := range share {
@@ -633,13 +655,14 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 	if err := d.upload(p.share, share); err != nil {
 		return nn.Losses{}, err
 	}
-	if err := t.forward(p); err != nil {
+	if err := t.lossInputs(p); err != nil {
 		return nn.Losses{}, err
 	}
 	losses, err := t.losses(p)
 	if err != nil {
 		return losses, err
 	}
+	t.staged("losses")
 	if math.IsNaN(losses.Total) || math.IsInf(losses.Total, 0) {
 		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, L2 %g; weights left unchanged",
 			t.steps+1, losses.Policy, losses.Value, losses.L2)
@@ -647,6 +670,7 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 	if err := t.backward(p); err != nil {
 		return losses, err
 	}
+	t.staged("backward")
 	if err := d.launch(t.stream, d.sgd, uint32(t.total), t.w, t.v, t.g, uint32(t.total), uint32(t.decayEnd),
 		float32(t.cfg.LearningRate), float32(t.cfg.Momentum), float32(2*t.cfg.WeightDecay)); err != nil {
 		return losses, fmt.Errorf("sgd: %w", err)
@@ -709,7 +733,6 @@ func (t *Trainer) forward(p *trainPlan) error {
 			return err
 		}
 	}
-	n := p.n
 	if err := t.denseFwd(p, &t.fc[0], p.a[nconv-2], p.logits, p.flat[t.actions]); err != nil {
 		return err
 	}
@@ -720,10 +743,13 @@ func (t *Trainer) forward(p *trainPlan) error {
 	if err := d.dnnErr("cudnnActivationForward", d.dnn.cudnnActivationForward(t.dnn, t.relu, &one, hd, p.hidden, &zero, hd, p.hidden)); err != nil {
 		return err
 	}
-	if err := t.denseFwd(p, &t.fc[2], p.hidden, p.vlogits, p.flat[3]); err != nil {
-		return err
-	}
-	// Losses' inputs: masked logits, their (log-)softmax, weighted targets.
+	return t.denseFwd(p, &t.fc[2], p.hidden, p.vlogits, p.flat[3])
+}
+
+// lossInputs queues the losses' inputs: masked logits, their
+// (log-)softmax, the targets weighted by each sample's share.
+func (t *Trainer) lossInputs(p *trainPlan) error {
+	d, n := t.d, p.n
 	if err := d.launch(t.stream, d.maskLogits, uint32(n*t.actions), p.logits, p.legal, p.masked, uint32(n*t.actions)); err != nil {
 		return fmt.Errorf("masklogits: %w", err)
 	}

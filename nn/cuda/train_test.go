@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -244,5 +245,50 @@ func TestCheckBatch(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestGPUTrainProfile logs how long each phase of a training step takes
+// (the GPU waited for after each).
+func TestGPUTrainProfile(t *testing.T) {
+	d := openGPU(t)
+	for _, g := range []env.Game{othello.Othello(), yinsh.Full()} {
+		net, err := nn.New(g, nn.DefaultConfig(g), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := d.NewTrainer(net, nn.DefaultTrainConfig(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := trainingBatch(g, 1024, 5)
+		if _, err := tr.Step(b); err != nil {
+			t.Fatal(err)
+		}
+		took := map[string]time.Duration{}
+		var order []string
+		last := time.Now()
+		tr.stage = func(phase string) {
+			d.drv.cuStreamSynchronize(tr.stream)
+			if _, ok := took[phase]; !ok {
+				order = append(order, phase)
+			}
+			took[phase] += time.Since(last)
+			last = time.Now()
+		}
+		const steps = 5
+		start := time.Now()
+		for range steps {
+			last = time.Now()
+			if _, err := tr.Step(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		line := ""
+		for _, p := range order {
+			line += fmt.Sprintf(" %s %v;", p, took[p]/steps)
+		}
+		t.Logf("%s batch 1024 per step %v:%s", g.Name(), time.Since(start)/steps, line)
+		tr.Close()
 	}
 }
