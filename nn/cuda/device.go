@@ -1,6 +1,18 @@
 // Package cuda runs flipzero's networks on an NVIDIA GPU through the CUDA
-// driver, cuBLAS and cuDNN, loaded at run time so that the binary needs no
-// cgo and still runs (on the CPU) where they are missing.
+// driver, cuBLAS and cuDNN, loaded at run time (purego, no cgo) so that
+// one static binary uses the GPU where it finds one and still runs, on
+// the CPU, where it does not.
+//
+// An Inference evaluates nn.Layers (batch norm folded) as nn's CPU
+// Evaluator does, in float32: each batch size's first call runs both ways
+// of computing the convolutions (cuDNN's fused convolution, bias and ReLU;
+// or im2row and cuBLAS SGEMM, faster for small batches), captures each as
+// a CUDA graph and keeps the faster, so that later calls cost one graph
+// launch. Counts between batch sizes are padded to the next of a few
+// sizes. A Trainer takes nn's optimizer steps (SGD with momentum and L2,
+// batch norm with batch statistics) with cuDNN's training kernels and
+// gives the weights back through Sync. Elementwise kernels are PTX in
+// kernels.go, compiled by the driver.
 package cuda
 
 import (

@@ -54,6 +54,11 @@ type Inference struct {
 	plans  map[int]*plan
 	allocs []uintptr
 	closed bool
+
+	// ws is cuDNN's workspace, shared by the plans: a plan that needs more
+	// gets a new one, twice as large at least, and the old one stays for
+	// the graphs that use it.
+	ws, wsBytes uintptr
 }
 
 // path is how a plan computes the convolutions.
@@ -620,13 +625,15 @@ func (inf *Inference) newPlan(n int) (p *plan, err error) {
 	if p.headConv, err = choose(&inf.head, p.actDesc, p.headDesc); err != nil {
 		return p, err
 	}
-	if ws > 0 {
-		var m uintptr
-		if err := inf.d.cu("cuMemAlloc workspace", inf.d.drv.cuMemAlloc(&m, ws)); err != nil {
+	if ws > inf.wsBytes {
+		size := max(ws, 2*inf.wsBytes)
+		m, err := inf.alloc(int((size + 3) / 4))
+		if err != nil {
 			return p, err
 		}
-		p.ws, p.wsBytes = m, ws
+		inf.ws, inf.wsBytes = m, size
 	}
+	p.ws, p.wsBytes = inf.ws, inf.wsBytes
 	return p, nil
 }
 
@@ -725,9 +732,6 @@ func (inf *Inference) freePlan(p *plan) {
 		if c != 0 {
 			d.dnn.cudnnDestroyConvolutionDescriptor(c)
 		}
-	}
-	if p.ws != 0 {
-		d.drv.cuMemFree(p.ws)
 	}
 }
 
