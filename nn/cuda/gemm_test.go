@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"math"
 	"testing"
 
 	"github.com/flipzero/flipzero/env"
@@ -13,7 +14,7 @@ import (
 // sgemmPathHost runs the SGEMM path's steps on the CPU with the same
 // arguments the GPU gets: im2rowFor and im2rowHost, rowWeights,
 // denseGemm through columnMajorGemm, headWeights.
-func sgemmPathHost(l nn.Layers, input []float32, n int) (logits, hidden []float32) {
+func sgemmPathHost(l nn.Layers, input []float32, n int) (logits, wdl []float32) {
 	h, w, cells := l.Height, l.Width, l.Height*l.Width
 	rows := n * cells
 	epilogue := func(y, bias, skip []float32, channels int, relu bool) {
@@ -49,10 +50,24 @@ func sgemmPathHost(l nn.Layers, input []float32, n int) (logits, hidden []float3
 	logits = make([]float32, n*l.Actions)
 	columnMajorGemm(denseGemm(flat, l.Actions, n, flat, 0), headWeights(l.PolicyFC, cells, heads.Out, 0, l.PolicyConv.Out), headOut, logits)
 	epilogue(logits, l.PolicyFC.Bias, nil, l.Actions, false)
-	hidden = make([]float32, n*l.ValueFC1.Out)
+	hidden := make([]float32, n*l.ValueFC1.Out)
 	columnMajorGemm(denseGemm(flat, l.ValueFC1.Out, n, flat, 0), headWeights(l.ValueFC1, cells, heads.Out, l.PolicyConv.Out, l.ValueConv.Out), headOut, hidden)
 	epilogue(hidden, l.ValueFC1.Bias, nil, l.ValueFC1.Out, true)
-	return logits, hidden
+	wdl = make([]float32, n*3)
+	columnMajorGemm(denseGemm(l.ValueFC1.Out, 3, n, l.ValueFC1.Out, 0), l.ValueFC2.Weights, hidden, wdl)
+	epilogue(wdl, l.ValueFC2.Bias, nil, 3, false)
+	for i := 0; i < n; i++ {
+		v := wdl[3*i : 3*i+3]
+		m := max(v[0], v[1], v[2])
+		sum := 0.0
+		for k := range v {
+			sum += math.Exp(float64(v[k] - m))
+		}
+		for k := range v {
+			v[k] = float32(math.Exp(float64(v[k]-m)) / sum)
+		}
+	}
+	return logits, wdl
 }
 
 // TestSGEMMPathLayout checks the SGEMM path's data layouts on the CPU:
@@ -63,6 +78,7 @@ func TestSGEMMPathLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		perturb(net, 6)
 		folded := net.Fold()
 		const n = 3
 		input := encode(env.RandomPositions(g, n, 2, false))
@@ -70,16 +86,16 @@ func TestSGEMMPathLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _, err := ev.Forward(input, n)
+		wantLogits, wantWDL, err := ev.Forward(input, n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, hidden := sgemmPathHost(folded.Layers(), input, n)
-		if d := maxDiff(got, want); d > 1e-4 {
+		logits, wdl := sgemmPathHost(folded.Layers(), input, n)
+		if d := maxDiff(logits, wantLogits); d > 1e-4 {
 			t.Errorf("%s: SGEMM path's logits differ from the evaluator's by %g", g.Name(), d)
 		}
-		if len(hidden) != n*8 {
-			t.Errorf("%s: %d hidden values", g.Name(), len(hidden))
+		if d := maxDiff(wdl, wantWDL); d > 1e-5 {
+			t.Errorf("%s: SGEMM path's win/draw/loss differ from the evaluator's by %g", g.Name(), d)
 		}
 	}
 }

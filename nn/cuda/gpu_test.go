@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +30,32 @@ func openGPU(t *testing.T) *Device {
 	})
 	t.Log(d.Name())
 	return d
+}
+
+// perturb gives a fresh network's batch norms and biases random values,
+// as training would, so that folding and every bias is exercised (a new
+// network's are zero or one).
+func perturb(net *nn.Network, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for _, l := range net.Learnables() {
+		for i := range l.Data {
+			switch {
+			case strings.HasSuffix(l.Name, ".gamma"):
+				l.Data[i] = 0.5 + rng.Float32()
+			case strings.HasSuffix(l.Name, ".beta"), strings.HasSuffix(l.Name, ".b"):
+				l.Data[i] = rng.Float32() - 0.5
+			}
+		}
+	}
+	for _, s := range net.Statistics() {
+		for i := range s.Data {
+			if strings.HasSuffix(s.Name, ".var") {
+				s.Data[i] = 0.5 + rng.Float32()
+			} else {
+				s.Data[i] = 0.2 * (rng.Float32() - 0.5)
+			}
+		}
+	}
 }
 
 func encode(states []env.State) []float32 {
@@ -59,6 +87,7 @@ func TestGPUForwardMatchesCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		perturb(net, 8)
 		folded := net.Fold()
 		const maxBatch = 300
 		states := env.RandomPositions(g, 2*maxBatch, 5, false)

@@ -116,6 +116,8 @@ func TestGPUTrainMatchesGorgonia(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	perturb(cpuNet, 9)
+	perturb(gpuNet, 9)
 	tc := nn.DefaultTrainConfig()
 	cpu, err := nn.NewTrainer(cpuNet, tc)
 	if err != nil {
