@@ -427,10 +427,22 @@ func (inf *Inference) settle(p *plan) error {
 			return err
 		}
 	}
-	p.settled = true
 	best, bestTime := -1, time.Duration(0)
 	execs := make([]uintptr, len(paths))
 	graphs := make([]uintptr, len(paths))
+	drop := func(keep int) {
+		for i := range paths {
+			if i != keep && execs[i] != 0 {
+				d.drv.cuGraphExecDestroy(execs[i])
+				d.drv.cuGraphDestroy(graphs[i])
+			}
+		}
+	}
+	fail := func(err error) error { // the next call starts over
+		drop(-1)
+		p.exec, p.graph = 0, 0
+		return err
+	}
 	for i, c := range paths {
 		p.path = c
 		if p.captureErr = inf.capture(p); p.captureErr != nil {
@@ -442,34 +454,28 @@ func (inf *Inference) settle(p *plan) error {
 		for k := range warm + timed {
 			if k == warm {
 				if err := sync(); err != nil {
-					return err
+					return fail(err)
 				}
 				start = time.Now()
 			}
 			if err := d.cu("cuGraphLaunch", d.drv.cuGraphLaunch(p.exec, inf.stream)); err != nil {
-				return err
+				return fail(err)
 			}
 		}
 		if err := sync(); err != nil {
-			return err
+			return fail(err)
 		}
 		if took := time.Since(start); best < 0 || took < bestTime {
 			best, bestTime = i, took
 		}
 	}
+	p.settled = true
+	drop(best)
 	p.exec, p.graph = 0, 0
-	for i := range paths {
-		if i == best {
-			p.path, p.exec, p.graph = paths[i], execs[i], graphs[i]
-			p.captureErr = nil
-		} else if execs[i] != 0 {
-			d.drv.cuGraphExecDestroy(execs[i])
-			d.drv.cuGraphDestroy(graphs[i])
-		}
-	}
 	if best < 0 { // no graph: the last eager run's results stand
 		return nil
 	}
+	p.path, p.exec, p.graph, p.captureErr = paths[best], execs[best], graphs[best], nil
 	if err := d.cu("cuGraphLaunch", d.drv.cuGraphLaunch(p.exec, inf.stream)); err != nil {
 		return err
 	}
