@@ -38,6 +38,11 @@ type Trainer struct {
 	w, g, v  uintptr
 	s        uintptr // running means and variances, in Statistics order
 	statOff  []int
+	nstat    int
+	// sBackup holds the running statistics from before a step's forward
+	// pass, which runs while the batch is still being checked: a batch
+	// found bad must leave them as they were.
+	sBackup uintptr
 
 	planes, height, width, cells, actions int
 	convs                                 []trainConv // stem, blocks' a and b, policy conv, value conv
@@ -312,11 +317,13 @@ func (t *Trainer) setup(velocity [][]float32) (err error) {
 			return err
 		}
 	}
-	nstat := 0
 	for _, s := range t.stats {
-		nstat += len(s.Data)
+		t.nstat += len(s.Data)
 	}
-	if t.s, err = t.alloc(nstat); err != nil {
+	if t.s, err = t.alloc(t.nstat); err != nil {
+		return err
+	}
+	if t.sBackup, err = t.alloc(t.nstat); err != nil {
 		return err
 	}
 	if err := d.cu("cuMemsetD32Async", d.drv.cuMemsetD32Async(t.v, 0, uintptr(t.total), t.stream)); err != nil {
@@ -615,9 +622,21 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 		<-checked
 		return nn.Losses{}, err
 	}
-	if err := t.forward(p); err != nil {
+	statBytes := uintptr(t.nstat * 4)
+	if err := d.cu("cuMemcpyDtoDAsync", d.drv.cuMemcpyDtoDAsync(t.sBackup, t.s, statBytes, t.stream)); err != nil {
 		<-checked
 		return nn.Losses{}, err
+	}
+	// A bad batch leaves the running statistics as they were.
+	restore := func(err error) error {
+		if rerr := d.cu("cuMemcpyDtoDAsync", d.drv.cuMemcpyDtoDAsync(t.s, t.sBackup, statBytes, t.stream)); rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		return errors.Join(err, d.cu("cuStreamSynchronize", d.drv.cuStreamSynchronize(t.stream)))
+	}
+	if err := t.forward(p); err != nil {
+		<-checked
+		return nn.Losses{}, restore(err)
 	}
 	for _, u := range []struct {
 		dst uintptr
@@ -625,12 +644,12 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 	}{{p.target, b.Policy}, {p.legal, b.Legal}, {p.vtarget, b.Value}} {
 		if err := d.upload(u.dst, u.src); err != nil {
 			<-checked
-			return nn.Losses{}, err
+			return nn.Losses{}, restore(err)
 		}
 	}
 	t.staged("copy and forward")
 	if err := <-checked; err != nil {
-		return nn.Losses{}, fmt.Errorf("training batch of %d: %w", n, err)
+		return nn.Losses{}, restore(fmt.Errorf("training batch of %d: %w", n, err))
 	}
 	t.staged("check")
 	share := make([]float32, n)
@@ -643,7 +662,7 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 		sum += float64(w)
 	}
 	if sum <= 0 {
-		return nn.Losses{}, errors.New("training batch: the sample weights sum to zero")
+		return nn.Losses{}, restore(errors.New("training batch: the sample weights sum to zero"))
 	}
 	for i := range share {
 		w := 1.0

@@ -128,6 +128,19 @@ func TestGPUTrainMatchesGorgonia(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gpu.Close()
+	// A bad batch is refused and leaves everything, running statistics
+	// included, as it was (the forward pass runs while it is checked).
+	bad := trainingBatch(g, 48, 99)
+	bad.Weights[47] = -1
+	if _, err := gpu.Step(bad); err == nil || !strings.Contains(err.Error(), "weight -1") {
+		t.Fatalf("batch with a negative weight: %v", err)
+	}
+	if err := gpu.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if dd := maxDiff(gpuNet.Statistics()[1].Data, cpuNet.Statistics()[1].Data); dd != 0 || gpu.Steps() != 0 {
+		t.Fatalf("a refused batch moved the stem's running variance by %g (%d steps)", dd, gpu.Steps())
+	}
 	compare := func(step int, kind string, got, want []nn.Tensor, tol float64) {
 		worst, where := 0.0, ""
 		for i := range want {
