@@ -1,0 +1,185 @@
+package cuda
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/env/yinsh"
+	"github.com/flipzero/flipzero/nn"
+)
+
+var benchTime = flag.Duration("cuda.benchtime", 2*time.Second, "how long TestGPUBench measures each batch size")
+
+func openGPU(t *testing.T) *Device {
+	t.Helper()
+	d, err := Open()
+	if err != nil {
+		t.Skip("no CUDA GPU: " + err.Error())
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Log(d.Name())
+	return d
+}
+
+// perturb gives a fresh network's batch norms and biases random values,
+// as training would, so that folding and every bias is exercised (a new
+// network's are zero or one).
+func perturb(net *nn.Network, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	for _, l := range net.Learnables() {
+		for i := range l.Data {
+			switch {
+			case strings.HasSuffix(l.Name, ".gamma"):
+				l.Data[i] = 0.5 + rng.Float32()
+			case strings.HasSuffix(l.Name, ".beta"), strings.HasSuffix(l.Name, ".b"):
+				l.Data[i] = rng.Float32() - 0.5
+			}
+		}
+	}
+	for _, s := range net.Statistics() {
+		for i := range s.Data {
+			if strings.HasSuffix(s.Name, ".var") {
+				s.Data[i] = 0.5 + rng.Float32()
+			} else {
+				s.Data[i] = 0.2 * (rng.Float32() - 0.5)
+			}
+		}
+	}
+}
+
+func encode(states []env.State) []float32 {
+	p, h, w := states[0].Game().EncodedShape()
+	size := p * h * w
+	out := make([]float32, len(states)*size)
+	for i, s := range states {
+		s.Encode(out[i*size : (i+1)*size])
+	}
+	return out
+}
+
+func maxDiff(a, b []float32) float64 {
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+	}
+	return d
+}
+
+// TestGPUForwardMatchesCPU compares the GPU with nn's CPU evaluator on
+// real positions, through each path, at batch sizes that run exactly and
+// padded to a bucket, eagerly (a plan's first call) and through the
+// captured graph (later calls, fed other positions).
+func TestGPUForwardMatchesCPU(t *testing.T) {
+	d := openGPU(t)
+	for _, g := range []env.Game{othello.Othello(), yinsh.Full()} {
+		net, err := nn.New(g, nn.DefaultConfig(g), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perturb(net, 8)
+		folded := net.Fold()
+		const maxBatch = 300
+		states := env.RandomPositions(g, 2*maxBatch, 5, false)
+		inputs := encode(states)
+		size := len(inputs) / len(states)
+		cpu, err := folded.NewEvaluator(maxBatch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type call struct {
+			count       int
+			in          []float32
+			logits, wdl []float32
+		}
+		var calls []call
+		for _, count := range []int{1, 7, 256, 300} {
+			for round := range 3 {
+				in := inputs[round*count%maxBatch*size:][:count*size]
+				logits, wdl, err := cpu.Forward(in, count)
+				if err != nil {
+					t.Fatal(err)
+				}
+				calls = append(calls, call{count, in, append([]float32(nil), logits...), append([]float32(nil), wdl...)})
+			}
+		}
+		for _, tc := range []struct {
+			only path
+			tf32 bool
+		}{{cudnnPath, false}, {gemmPath, false}, {anyPath, false}, {anyPath, true}} {
+			d.SetTF32(tc.tf32)
+			inf, err := d.NewInference(folded.Layers(), maxBatch)
+			if err != nil {
+				t.Fatalf("%s: %v", g.Name(), err)
+			}
+			inf.only = tc.only
+			worst := 0.0
+			for _, c := range calls {
+				logits, wdl, err := inf.Forward(c.in, c.count)
+				if err != nil {
+					t.Fatalf("%s %v batch %d: %v", g.Name(), tc.only, c.count, err)
+				}
+				if len(logits) != len(c.logits) || len(wdl) != len(c.wdl) {
+					t.Fatalf("%s batch %d: %d logits and %d wdl, want %d and %d", g.Name(), c.count, len(logits), len(wdl), len(c.logits), len(c.wdl))
+				}
+				worst = max(worst, maxDiff(logits, c.logits), maxDiff(wdl, c.wdl))
+			}
+			chosen := ""
+			for n, p := range inf.plans {
+				chosen += fmt.Sprintf(" %d:%v", n, p.path)
+				if p.captureErr != nil || p.exec == 0 {
+					t.Errorf("%s batch %d: no CUDA graph: %v", g.Name(), n, p.captureErr)
+				}
+				if tc.only != anyPath && p.path != tc.only {
+					t.Errorf("%s batch %d ran the %v path, want %v", g.Name(), n, p.path, tc.only)
+				}
+			}
+			t.Logf("%s %v path, tf32=%v: max |GPU−CPU| %.3g; paths%s", g.Name(), tc.only, tc.tf32, worst, chosen)
+			if !tc.tf32 && worst > 1e-3 {
+				t.Errorf("%s %v path: GPU and CPU differ by %g", g.Name(), tc.only, worst)
+			}
+			if err := inf.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d.SetTF32(false)
+	}
+}
+
+// TestGPUBench prints positions per second at the batch sizes of the
+// project's GPU targets.
+func TestGPUBench(t *testing.T) {
+	d := openGPU(t)
+	for _, g := range []env.Game{othello.Othello(), yinsh.Full()} {
+		net, err := nn.New(g, nn.DefaultConfig(g), 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := net.Fold().Layers()
+		inputs := encode(env.RandomPositions(g, 512, 9, false))
+		for _, tf32 := range []bool{false, true} {
+			d.SetTF32(tf32)
+			for _, batch := range []int{1, 64, 256, 2048} {
+				r, err := BenchForward(d, l, inputs, batch, *benchTime)
+				if err != nil {
+					t.Fatalf("%s batch %d: %v", g.Name(), batch, err)
+				}
+				if r.PositionsPerSecond <= 0 || r.Batch != batch {
+					t.Fatalf("%s batch %d: %+v", g.Name(), batch, r)
+				}
+				t.Logf("%s tf32=%v batch %4d: %9.0f positions/s (%s)", g.Name(), tf32, batch, r.PositionsPerSecond, r.Path)
+			}
+		}
+		d.SetTF32(false)
+	}
+}

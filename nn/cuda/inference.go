@@ -1,0 +1,794 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/flipzero/flipzero/nn"
+)
+
+// cublasWorkspace is cuBLAS's workspace, given to it up front so that it
+// never allocates while a CUDA graph is being captured (Hopper wants 32 MiB).
+const cublasWorkspace = 32 << 20
+
+// Inference evaluates one network on the GPU with its own stream, handles
+// and buffers. It is not safe for concurrent use: one per goroutine.
+type Inference struct {
+	d        *Device
+	tf32     bool
+	maxBatch int
+	planes   int
+	h, w     int
+	cells    int
+	actions  int
+	filters  int
+	policyCh int // policy filters
+	heads    int // policy + value filters
+	hidden   int
+
+	stream, dnn, blas uintptr
+	blasWS            uintptr
+	relu              uintptr // activation descriptor
+
+	stem   devConv
+	blocks [][2]devConv
+	head   devConv
+	fc     [3]devDense // policy, value hidden, value output
+
+	// Device activations, each sized for maxBatch.
+	in, x, y, t, headOut, hid, vout, logits, wdl uintptr
+	hostIn, hostLogits, hostWDL                  []float32
+
+	// The SGEMM path, for batches up to gemmMax: weights laid out for
+	// im2row's rows and the heads' (cell, channel) output.
+	gemmMax      int
+	rows         uintptr
+	stemW, headW uintptr
+	blockW       [][2]uintptr
+	policyW, v1W uintptr
+	// only, when set, restricts plans to one path (tests compare each).
+	only path
+
+	plans  map[int]*plan
+	allocs []uintptr
+	closed bool
+
+	// ws is cuDNN's workspace, shared by the plans: a plan that needs more
+	// gets a new one, twice as large at least, and the old one stays for
+	// the graphs that use it.
+	ws, wsBytes uintptr
+}
+
+// path is how a plan computes the convolutions.
+type path int
+
+const (
+	anyPath path = iota
+	cudnnPath
+	gemmPath
+)
+
+func (p path) String() string {
+	return [...]string{"any", "cudnn", "sgemm"}[p]
+}
+
+type devConv struct {
+	kernel, in, out int
+	w, b            uintptr
+	wDesc, bDesc    uintptr
+}
+
+type devDense struct {
+	in, out int
+	w, b    uintptr
+	bDesc   uintptr // (1, out, 1, 1), broadcast over the batch
+}
+
+// plan is everything that depends on the batch size: tensor descriptors,
+// convolution algorithms and their workspace, the captured graph.
+type plan struct {
+	n                             int
+	path                          path
+	settled                       bool // path chosen, graph captured or capture failed
+	inDesc, actDesc, headDesc     uintptr
+	logitDesc, hidDesc, voutDesc  uintptr
+	stemConv, towerConv, headConv convChoice
+	ws                            uintptr
+	wsBytes                       uintptr
+	graph, exec                   uintptr
+	captureErr                    error
+}
+
+// convChoice is one convolution's descriptor and algorithm at a batch size.
+type convChoice struct {
+	desc uintptr
+	algo int32
+}
+
+// NewInference copies the network to the GPU for batches of up to
+// maxBatch positions.
+func (d *Device) NewInference(l nn.Layers, maxBatch int) (inf *Inference, err error) {
+	if maxBatch < 1 || maxBatch > maxBatchLimit {
+		return nil, fmt.Errorf("cuda inference: batch size %d, want 1..%d", maxBatch, maxBatchLimit)
+	}
+	if err := checkLayers(l); err != nil {
+		return nil, fmt.Errorf("cuda inference: %w", err)
+	}
+	if err := d.acquire(); err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	tf32 := d.tf32
+	d.mu.Unlock()
+	unbind, err := d.bindThread()
+	if err != nil {
+		d.release()
+		return nil, err
+	}
+	defer unbind()
+	heads := mergeHeads(l.PolicyConv, l.ValueConv)
+	inf = &Inference{
+		d: d, tf32: tf32, maxBatch: maxBatch,
+		planes: l.Planes, h: l.Height, w: l.Width, cells: l.Height * l.Width, actions: l.Actions,
+		filters: l.Stem.Out, policyCh: l.PolicyConv.Out, heads: heads.Out, hidden: l.ValueFC1.Out,
+		plans: map[int]*plan{},
+	}
+	defer func() {
+		if err != nil {
+			inf.free()
+			d.release()
+			inf = nil
+		}
+	}()
+	if err := inf.setup(l, heads); err != nil {
+		return nil, err
+	}
+	return inf, nil
+}
+
+func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
+	d := inf.d
+	if err := d.cu("cuStreamCreate", d.drv.cuStreamCreate(&inf.stream, cuStreamNonBlocking)); err != nil {
+		return err
+	}
+	if err := d.dnnErr("cudnnCreate", d.dnn.cudnnCreate(&inf.dnn)); err != nil {
+		return err
+	}
+	if err := d.dnnErr("cudnnSetStream", d.dnn.cudnnSetStream(inf.dnn, inf.stream)); err != nil {
+		return err
+	}
+	if err := d.blasErr("cublasCreate", d.blas.cublasCreate(&inf.blas)); err != nil {
+		return err
+	}
+	if err := d.blasErr("cublasSetStream", d.blas.cublasSetStream(inf.blas, inf.stream)); err != nil {
+		return err
+	}
+	ws, err := inf.alloc(cublasWorkspace / 4)
+	if err != nil {
+		return err
+	}
+	inf.blasWS = ws
+	if err := d.blasErr("cublasSetWorkspace", d.blas.cublasSetWorkspace(inf.blas, ws, cublasWorkspace)); err != nil {
+		return err
+	}
+	math := int32(cublasDefaultMath)
+	if inf.tf32 {
+		math = cublasTF32TensorOpMath
+	}
+	if err := d.blasErr("cublasSetMathMode", d.blas.cublasSetMathMode(inf.blas, math)); err != nil {
+		return err
+	}
+	if err := d.dnnErr("cudnnCreateActivationDescriptor", d.dnn.cudnnCreateActivationDescriptor(&inf.relu)); err != nil {
+		return err
+	}
+	if err := d.dnnErr("cudnnSetActivationDescriptor", d.dnn.cudnnSetActivationDescriptor(inf.relu, cudnnActivationReLU, cudnnNotPropagateNaN, 0)); err != nil {
+		return err
+	}
+
+	if inf.stem, err = inf.uploadConv(l.Stem); err != nil {
+		return err
+	}
+	for _, b := range l.Blocks {
+		var pair [2]devConv
+		for i := range pair {
+			if pair[i], err = inf.uploadConv(b[i]); err != nil {
+				return err
+			}
+		}
+		inf.blocks = append(inf.blocks, pair)
+	}
+	if inf.head, err = inf.uploadConv(heads); err != nil {
+		return err
+	}
+	for i, dl := range []nn.DenseLayer{l.PolicyFC, l.ValueFC1, l.ValueFC2} {
+		if inf.fc[i], err = inf.uploadDense(dl); err != nil {
+			return err
+		}
+	}
+
+	inf.gemmMax = min(inf.maxBatch, gemmMaxBatch)
+	if err := inf.setupGemm(l, heads); err != nil {
+		return err
+	}
+
+	n := inf.maxBatch
+	for _, b := range []struct {
+		p    *uintptr
+		size int
+	}{
+		{&inf.in, n * inf.planes * inf.cells},
+		{&inf.x, n * inf.filters * inf.cells},
+		{&inf.y, n * inf.filters * inf.cells},
+		{&inf.t, n * inf.filters * inf.cells},
+		{&inf.headOut, n * inf.heads * inf.cells},
+		{&inf.hid, n * inf.hidden},
+		{&inf.vout, n * 3},
+		{&inf.logits, n * inf.actions},
+		{&inf.wdl, n * 3},
+	} {
+		if *b.p, err = inf.alloc(b.size); err != nil {
+			return err
+		}
+	}
+	if inf.hostIn, err = d.pinned(n * inf.planes * inf.cells); err != nil {
+		return err
+	}
+	if inf.hostLogits, err = d.pinned(n * inf.actions); err != nil {
+		return err
+	}
+	inf.hostWDL, err = d.pinned(n * 3)
+	return err
+}
+
+// setupGemm uploads the weights of the SGEMM path and its im2row buffer.
+func (inf *Inference) setupGemm(l nn.Layers, heads nn.ConvLayer) (err error) {
+	widest := max(inf.filters, inf.planes)
+	if inf.rows, err = inf.alloc(inf.gemmMax * inf.cells * 9 * widest); err != nil {
+		return err
+	}
+	up := func(w []float32) (uintptr, error) {
+		p, err := inf.alloc(len(w))
+		if err != nil {
+			return 0, err
+		}
+		return p, inf.d.upload(p, w)
+	}
+	if inf.stemW, err = up(rowWeights(l.Stem)); err != nil {
+		return err
+	}
+	for _, b := range l.Blocks {
+		var pair [2]uintptr
+		for i := range pair {
+			if pair[i], err = up(rowWeights(b[i])); err != nil {
+				return err
+			}
+		}
+		inf.blockW = append(inf.blockW, pair)
+	}
+	if inf.headW, err = up(rowWeights(heads)); err != nil {
+		return err
+	}
+	if inf.policyW, err = up(headWeights(l.PolicyFC, inf.cells, inf.heads, 0, l.PolicyConv.Out)); err != nil {
+		return err
+	}
+	inf.v1W, err = up(headWeights(l.ValueFC1, inf.cells, inf.heads, l.PolicyConv.Out, l.ValueConv.Out))
+	return err
+}
+
+func (inf *Inference) alloc(n int) (uintptr, error) {
+	p, err := inf.d.alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	inf.allocs = append(inf.allocs, p)
+	return p, nil
+}
+
+func (inf *Inference) uploadConv(c nn.ConvLayer) (dc devConv, err error) {
+	d := inf.d
+	dc = devConv{kernel: c.Kernel, in: c.In, out: c.Out}
+	if dc.w, err = inf.alloc(len(c.Weights)); err != nil {
+		return dc, err
+	}
+	if dc.b, err = inf.alloc(len(c.Bias)); err != nil {
+		return dc, err
+	}
+	if err = d.upload(dc.w, c.Weights); err != nil {
+		return dc, err
+	}
+	if err = d.upload(dc.b, c.Bias); err != nil {
+		return dc, err
+	}
+	if err = d.dnnErr("cudnnCreateFilterDescriptor", d.dnn.cudnnCreateFilterDescriptor(&dc.wDesc)); err != nil {
+		return dc, err
+	}
+	if err = d.dnnErr(fmt.Sprintf("cudnnSetFilter4dDescriptor %d×%d×%d×%d", c.Out, c.In, c.Kernel, c.Kernel),
+		d.dnn.cudnnSetFilter4dDescriptor(dc.wDesc, cudnnDataFloat, cudnnTensorNCHW, int32(c.Out), int32(c.In), int32(c.Kernel), int32(c.Kernel))); err != nil {
+		return dc, err
+	}
+	dc.bDesc, err = inf.tensorDesc(1, c.Out, 1, 1)
+	return dc, err
+}
+
+func (inf *Inference) uploadDense(l nn.DenseLayer) (dd devDense, err error) {
+	dd = devDense{in: l.In, out: l.Out}
+	if dd.w, err = inf.alloc(len(l.Weights)); err != nil {
+		return dd, err
+	}
+	if dd.b, err = inf.alloc(len(l.Bias)); err != nil {
+		return dd, err
+	}
+	if err = inf.d.upload(dd.w, l.Weights); err != nil {
+		return dd, err
+	}
+	if err = inf.d.upload(dd.b, l.Bias); err != nil {
+		return dd, err
+	}
+	dd.bDesc, err = inf.tensorDesc(1, l.Out, 1, 1)
+	return dd, err
+}
+
+// tensorDesc makes a packed NCHW float32 descriptor. Descriptors are
+// destroyed with the inference, whether made for it or for a plan.
+func (inf *Inference) tensorDesc(n, c, h, w int) (uintptr, error) {
+	d := inf.d
+	var desc uintptr
+	if err := d.dnnErr("cudnnCreateTensorDescriptor", d.dnn.cudnnCreateTensorDescriptor(&desc)); err != nil {
+		return 0, err
+	}
+	if err := d.dnnErr(fmt.Sprintf("cudnnSetTensor4dDescriptor %d×%d×%d×%d", n, c, h, w),
+		d.dnn.cudnnSetTensor4dDescriptor(desc, cudnnTensorNCHW, cudnnDataFloat, int32(n), int32(c), int32(h), int32(w))); err != nil {
+		d.dnn.cudnnDestroyTensorDescriptor(desc)
+		return 0, err
+	}
+	return desc, nil
+}
+
+// MaxBatch is the largest batch Forward takes.
+func (inf *Inference) MaxBatch() int { return inf.maxBatch }
+
+// Forward runs the network on count encoded positions (count × planes ×
+// height × width values) and returns the policy logits (count × actions)
+// and win/draw/loss probabilities (count × 3), in buffers that stay valid
+// until the next call.
+func (inf *Inference) Forward(inputs []float32, count int) (logits, wdl []float32, err error) {
+	if inf.closed {
+		return nil, nil, errors.New("cuda forward: inference closed")
+	}
+	size := inf.planes * inf.cells
+	if count < 1 || count > inf.maxBatch {
+		return nil, nil, fmt.Errorf("cuda forward: %d positions, want 1..%d", count, inf.maxBatch)
+	}
+	if len(inputs) != count*size {
+		return nil, nil, fmt.Errorf("cuda forward: %d input values, want %d", len(inputs), count*size)
+	}
+	unbind, err := inf.d.bindThread()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unbind()
+	n := bucket(count, inf.maxBatch)
+	p := inf.plans[n]
+	if p == nil {
+		if p, err = inf.newPlan(n); err != nil {
+			return nil, nil, err
+		}
+		inf.plans[n] = p
+	}
+	copy(inf.hostIn, inputs)
+	if err := inf.run(p); err != nil {
+		return nil, nil, err
+	}
+	return inf.hostLogits[:count*inf.actions], inf.hostWDL[:count*3], nil
+}
+
+// run computes one batch through the plan's graph. A plan's first call
+// runs each path eagerly, which also warms cuDNN and cuBLAS up, then
+// captures each path as a graph and keeps the faster one.
+func (inf *Inference) run(p *plan) error {
+	d := inf.d
+	switch {
+	case p.exec != 0:
+		if err := d.cu("cuGraphLaunch", d.drv.cuGraphLaunch(p.exec, inf.stream)); err != nil {
+			return err
+		}
+	case p.settled: // no graph: run eagerly
+		if err := inf.enqueue(p); err != nil {
+			return err
+		}
+	default:
+		return inf.settle(p)
+	}
+	return d.cu("cuStreamSynchronize", d.drv.cuStreamSynchronize(inf.stream))
+}
+
+// settle chooses the plan's path on its first call, leaving that call's
+// results in the output buffers.
+func (inf *Inference) settle(p *plan) error {
+	d := inf.d
+	var paths []path
+	for _, c := range []path{cudnnPath, gemmPath} {
+		if (inf.only == anyPath || inf.only == c) && (c != gemmPath || p.n <= inf.gemmMax) {
+			paths = append(paths, c)
+		}
+	}
+	if len(paths) == 0 {
+		return fmt.Errorf("cuda forward: no way to compute batch %d with the %v path", p.n, inf.only)
+	}
+	sync := func() error { return d.cu("cuStreamSynchronize", d.drv.cuStreamSynchronize(inf.stream)) }
+	for _, c := range paths {
+		p.path = c
+		if err := inf.enqueue(p); err != nil {
+			return err
+		}
+		if err := sync(); err != nil {
+			return err
+		}
+	}
+	best, bestTime := -1, time.Duration(0)
+	execs := make([]uintptr, len(paths))
+	graphs := make([]uintptr, len(paths))
+	drop := func(keep int) {
+		for i := range paths {
+			if i != keep && execs[i] != 0 {
+				d.drv.cuGraphExecDestroy(execs[i])
+				d.drv.cuGraphDestroy(graphs[i])
+			}
+		}
+	}
+	fail := func(err error) error { // the next call starts over
+		drop(-1)
+		p.exec, p.graph = 0, 0
+		return err
+	}
+	for i, c := range paths {
+		p.path = c
+		if p.captureErr = inf.capture(p); p.captureErr != nil {
+			continue
+		}
+		execs[i], graphs[i] = p.exec, p.graph
+		const warm, timed = 2, 5
+		var start time.Time
+		for k := range warm + timed {
+			if k == warm {
+				if err := sync(); err != nil {
+					return fail(err)
+				}
+				start = time.Now()
+			}
+			if err := d.cu("cuGraphLaunch", d.drv.cuGraphLaunch(p.exec, inf.stream)); err != nil {
+				return fail(err)
+			}
+		}
+		if err := sync(); err != nil {
+			return fail(err)
+		}
+		if took := time.Since(start); best < 0 || took < bestTime {
+			best, bestTime = i, took
+		}
+	}
+	p.settled = true
+	drop(best)
+	p.exec, p.graph = 0, 0
+	if best < 0 { // no graph: the last eager run's results stand
+		return nil
+	}
+	p.path, p.exec, p.graph, p.captureErr = paths[best], execs[best], graphs[best], nil
+	if err := d.cu("cuGraphLaunch", d.drv.cuGraphLaunch(p.exec, inf.stream)); err != nil {
+		return err
+	}
+	return sync()
+}
+
+// capture records the plan's work as a CUDA graph: one launch replaces
+// a score of kernel launches and copies, which dominate small batches.
+// A failure leaves the plan running eagerly.
+func (inf *Inference) capture(p *plan) error {
+	d := inf.d
+	if err := d.cu("cuStreamBeginCapture", d.drv.cuStreamBeginCapture(inf.stream, cuStreamCaptureModeThreadLo)); err != nil {
+		return err
+	}
+	qerr := inf.enqueue(p)
+	var graph uintptr
+	eerr := d.cu("cuStreamEndCapture", d.drv.cuStreamEndCapture(inf.stream, &graph))
+	if qerr != nil || eerr != nil {
+		if graph != 0 {
+			d.drv.cuGraphDestroy(graph)
+		}
+		return errors.Join(qerr, eerr)
+	}
+	var exec uintptr
+	if err := d.cu("cuGraphInstantiateWithFlags", d.drv.cuGraphInstantiateWithFlags(&exec, graph, 0)); err != nil {
+		d.drv.cuGraphDestroy(graph)
+		return err
+	}
+	p.graph, p.exec = graph, exec
+	return nil
+}
+
+// enqueue queues a batch of p.n positions on the stream: the input copy,
+// the computation at the top of nn/layers.go, the output copies.
+func (inf *Inference) enqueue(p *plan) error {
+	if p.path == gemmPath {
+		return inf.enqueueGemm(p)
+	}
+	return inf.enqueueDNN(p)
+}
+
+// enqueueDNN computes the convolutions with cuDNN on NCHW tensors.
+func (inf *Inference) enqueueDNN(p *plan) error {
+	d := inf.d
+	n := p.n
+	if err := d.cu("cuMemcpyHtoDAsync", d.drv.cuMemcpyHtoDAsync(inf.in, unsafe.Pointer(&inf.hostIn[0]), uintptr(n*inf.planes*inf.cells*4), inf.stream)); err != nil {
+		return err
+	}
+	if err := inf.conv(p, &inf.stem, p.stemConv, p.inDesc, inf.in, p.actDesc, inf.x, 0); err != nil {
+		return err
+	}
+	x, y := inf.x, inf.y
+	for i := range inf.blocks {
+		b := &inf.blocks[i]
+		if err := inf.conv(p, &b[0], p.towerConv, p.actDesc, x, p.actDesc, inf.t, 0); err != nil {
+			return err
+		}
+		if err := inf.conv(p, &b[1], p.towerConv, p.actDesc, inf.t, p.actDesc, y, x); err != nil {
+			return err
+		}
+		x, y = y, x
+	}
+	if err := inf.conv(p, &inf.head, p.headConv, p.actDesc, x, p.headDesc, inf.headOut, 0); err != nil {
+		return err
+	}
+	stride := inf.heads * inf.cells
+	if err := inf.dense(&inf.fc[0], denseGemm(inf.policyCh*inf.cells, inf.actions, n, stride, 0), inf.headOut, p.logitDesc, inf.logits); err != nil {
+		return err
+	}
+	if err := inf.dense(&inf.fc[1], denseGemm((inf.heads-inf.policyCh)*inf.cells, inf.hidden, n, stride, inf.policyCh*inf.cells), inf.headOut, p.hidDesc, inf.hid); err != nil {
+		return err
+	}
+	one, zero := float32(1), float32(0)
+	if err := d.dnnErr("cudnnActivationForward", d.dnn.cudnnActivationForward(inf.dnn, inf.relu, &one, p.hidDesc, inf.hid, &zero, p.hidDesc, inf.hid)); err != nil {
+		return err
+	}
+	if err := inf.dense(&inf.fc[2], denseGemm(inf.hidden, 3, n, inf.hidden, 0), inf.hid, p.voutDesc, inf.vout); err != nil {
+		return err
+	}
+	return inf.finish(p)
+}
+
+// conv is y = relu(conv(x) + bias [+ skip]), one fused cuDNN call.
+func (inf *Inference) conv(p *plan, c *devConv, ch convChoice, xDesc, x, yDesc, y, skip uintptr) error {
+	d := inf.d
+	one, alpha2 := float32(1), float32(0)
+	z := y
+	if skip != 0 {
+		alpha2, z = 1, skip
+	}
+	return d.dnnErr(fmt.Sprintf("cudnnConvolutionBiasActivationForward %d→%d k%d batch %d", c.in, c.out, c.kernel, p.n),
+		d.dnn.cudnnConvolutionBiasActivationForward(inf.dnn, &one, xDesc, x, c.wDesc, c.w, ch.desc, ch.algo, p.ws, p.wsBytes,
+			&alpha2, yDesc, z, c.bDesc, c.b, inf.relu, yDesc, y))
+}
+
+// dense is y = x · W + b for the rows g describes.
+func (inf *Inference) dense(l *devDense, g gemm, x, yDesc, y uintptr) error {
+	d := inf.d
+	one, zero := float32(1), float32(0)
+	if err := d.blasErr(fmt.Sprintf("cublasSgemm %d×%d×%d", g.m, g.n, g.k),
+		d.blas.cublasSgemm(inf.blas, cublasOpN, cublasOpN, int32(g.m), int32(g.n), int32(g.k), &one, l.w, int32(g.lda),
+			x+uintptr(g.offB*4), int32(g.ldb), &zero, y, int32(g.ldc))); err != nil {
+		return err
+	}
+	return d.dnnErr("cudnnAddTensor", d.dnn.cudnnAddTensor(inf.dnn, &one, l.bDesc, l.b, &one, yDesc, y))
+}
+
+// newPlan makes the descriptors of batch n and picks each convolution's
+// fastest algorithm by timing them (cudnnFind).
+func (inf *Inference) newPlan(n int) (p *plan, err error) {
+	p = &plan{n: n}
+	defer func() {
+		if err != nil {
+			inf.freePlan(p)
+			p = nil
+		}
+	}()
+	descs := []struct {
+		p          *uintptr
+		c, h, w, n int
+	}{
+		{&p.inDesc, inf.planes, 0, 0, n},
+		{&p.actDesc, inf.filters, 0, 0, n},
+		{&p.headDesc, inf.heads, 0, 0, n},
+		{&p.logitDesc, inf.actions, 1, 1, n},
+		{&p.hidDesc, inf.hidden, 1, 1, n},
+		{&p.voutDesc, 3, 1, 1, n},
+	}
+	h, w := inf.shape()
+	for _, dd := range descs {
+		hh, ww := dd.h, dd.w
+		if hh == 0 {
+			hh, ww = h, w
+		}
+		if *dd.p, err = inf.tensorDesc(dd.n, dd.c, hh, ww); err != nil {
+			return p, err
+		}
+	}
+	var ws uintptr
+	choose := func(c *devConv, xDesc, yDesc uintptr) (convChoice, error) {
+		ch, bytes, err := inf.chooseConv(c, xDesc, yDesc)
+		ws = max(ws, bytes)
+		return ch, err
+	}
+	if p.stemConv, err = choose(&inf.stem, p.inDesc, p.actDesc); err != nil {
+		return p, err
+	}
+	if len(inf.blocks) > 0 {
+		if p.towerConv, err = choose(&inf.blocks[0][0], p.actDesc, p.actDesc); err != nil {
+			return p, err
+		}
+	}
+	if p.headConv, err = choose(&inf.head, p.actDesc, p.headDesc); err != nil {
+		return p, err
+	}
+	if ws > inf.wsBytes {
+		size := max(ws, 2*inf.wsBytes)
+		m, err := inf.alloc(int((size + 3) / 4))
+		if err != nil {
+			return p, err
+		}
+		inf.ws, inf.wsBytes = m, size
+	}
+	p.ws, p.wsBytes = inf.ws, inf.wsBytes
+	return p, nil
+}
+
+func (inf *Inference) shape() (int, int) { return inf.h, inf.w }
+
+// chooseConv makes c's convolution descriptor at one batch size and picks
+// the fastest algorithm cuDNN measures that keeps the arithmetic in the
+// chosen precision: plain float32 FMA unless TF32 is allowed.
+func (inf *Inference) chooseConv(c *devConv, xDesc, yDesc uintptr) (ch convChoice, ws uintptr, err error) {
+	d := inf.d
+	if err := d.dnnErr("cudnnCreateConvolutionDescriptor", d.dnn.cudnnCreateConvolutionDescriptor(&ch.desc)); err != nil {
+		return ch, 0, err
+	}
+	pad := int32(c.kernel / 2)
+	if err := d.dnnErr("cudnnSetConvolution2dDescriptor", d.dnn.cudnnSetConvolution2dDescriptor(ch.desc, pad, pad, 1, 1, 1, 1, cudnnCrossCorrelation, cudnnDataFloat)); err != nil {
+		return ch, 0, err
+	}
+	math := int32(cudnnFMAMath)
+	if inf.tf32 {
+		math = cudnnDefaultMath
+	}
+	if err := d.dnnErr("cudnnSetConvolutionMathType", d.dnn.cudnnSetConvolutionMathType(ch.desc, math)); err != nil {
+		return ch, 0, err
+	}
+	var perf [cudnnFwdAlgoCount]convFwdPerf
+	var got int32
+	if err := d.dnnErr(fmt.Sprintf("cudnnFindConvolutionForwardAlgorithm %d→%d k%d", c.in, c.out, c.kernel),
+		d.dnn.cudnnFindConvolutionForwardAlgorithm(inf.dnn, xDesc, c.wDesc, ch.desc, yDesc, int32(len(perf)), &got, &perf[0])); err != nil {
+		return ch, 0, err
+	}
+	pick := pickAlgo(perf[:got], inf.tf32)
+	if pick < 0 {
+		return ch, 0, fmt.Errorf("cudnn: no forward algorithm for convolution %d→%d k%d", c.in, c.out, c.kernel)
+	}
+	ch.algo = perf[pick].Algo
+	if inf.tf32 {
+		math = perf[pick].MathType
+	}
+	if err := d.dnnErr("cudnnSetConvolutionMathType", d.dnn.cudnnSetConvolutionMathType(ch.desc, math)); err != nil {
+		return ch, 0, err
+	}
+	if err := d.dnnErr("cudnnGetConvolutionForwardWorkspaceSize", d.dnn.cudnnGetConvolutionForwardWorkspaceSize(inf.dnn, xDesc, c.wDesc, ch.desc, yDesc, ch.algo, &ws)); err != nil {
+		return ch, 0, err
+	}
+	return ch, ws, nil
+}
+
+// pickAlgo is the index of the fastest successful result (cuDNN sorts
+// them by time), preferring, unless tf32 is allowed, one measured with
+// plain float32 FMA math.
+func pickAlgo(perf []convFwdPerf, tf32 bool) int {
+	first := -1
+	for i, p := range perf {
+		if p.Status != cudaSuccess {
+			continue
+		}
+		if tf32 || p.MathType == cudnnFMAMath {
+			return i
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	return first
+}
+
+// Close frees the inference's GPU memory and handles.
+func (inf *Inference) Close() error {
+	if inf.closed {
+		return nil
+	}
+	unbind, err := inf.d.bindThread()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	inf.free()
+	inf.d.release()
+	return nil
+}
+
+func (inf *Inference) freePlan(p *plan) {
+	d := inf.d
+	if p.exec != 0 {
+		d.drv.cuGraphExecDestroy(p.exec)
+	}
+	if p.graph != 0 {
+		d.drv.cuGraphDestroy(p.graph)
+	}
+	for _, t := range []uintptr{p.inDesc, p.actDesc, p.headDesc, p.logitDesc, p.hidDesc, p.voutDesc} {
+		if t != 0 {
+			d.dnn.cudnnDestroyTensorDescriptor(t)
+		}
+	}
+	for _, c := range []uintptr{p.stemConv.desc, p.towerConv.desc, p.headConv.desc} {
+		if c != 0 {
+			d.dnn.cudnnDestroyConvolutionDescriptor(c)
+		}
+	}
+}
+
+// free releases everything made so far; it serves a half-built inference
+// too. The caller has bound the context to the thread.
+func (inf *Inference) free() {
+	d := inf.d
+	inf.closed = true
+	if inf.stream != 0 {
+		d.drv.cuStreamSynchronize(inf.stream)
+	}
+	for _, p := range inf.plans {
+		inf.freePlan(p)
+	}
+	inf.plans = nil
+	convs := []devConv{inf.stem, inf.head}
+	for _, b := range inf.blocks {
+		convs = append(convs, b[0], b[1])
+	}
+	for _, c := range convs {
+		if c.wDesc != 0 {
+			d.dnn.cudnnDestroyFilterDescriptor(c.wDesc)
+		}
+		if c.bDesc != 0 {
+			d.dnn.cudnnDestroyTensorDescriptor(c.bDesc)
+		}
+	}
+	for _, f := range inf.fc {
+		if f.bDesc != 0 {
+			d.dnn.cudnnDestroyTensorDescriptor(f.bDesc)
+		}
+	}
+	if inf.relu != 0 {
+		d.dnn.cudnnDestroyActivationDescriptor(inf.relu)
+	}
+	for _, p := range inf.allocs {
+		d.drv.cuMemFree(p)
+	}
+	inf.allocs = nil
+	for _, s := range [][]float32{inf.hostIn, inf.hostLogits, inf.hostWDL} {
+		d.freePinned(s)
+	}
+	inf.hostIn, inf.hostLogits, inf.hostWDL = nil, nil, nil
+	if inf.blas != 0 {
+		d.blas.cublasDestroy(inf.blas)
+	}
+	if inf.dnn != 0 {
+		d.dnn.cudnnDestroy(inf.dnn)
+	}
+	if inf.stream != 0 {
+		d.drv.cuStreamDestroy(inf.stream)
+	}
+	inf.blas, inf.dnn, inf.stream = 0, 0, 0
+}
