@@ -28,13 +28,20 @@ type Result struct {
 	// Policy is the policy target over the game's whole action space: the
 	// visit distribution over the legal actions, after pruning of forced
 	// playouts when they were used. It sums to 1 once there are playouts.
+	// A Gumbel search's is the improved policy instead (see Gumbel).
 	Policy []float32
 	// Value is the root's mean value for the mover.
 	Value float32
-	// Best is the action with the most visits (ties: the higher prior).
+	// Best is the action with the most visits (ties: the higher prior);
+	// a Gumbel search's is the sequential-halving winner.
 	Best int
 	// Playouts is the sum of the children's visits.
 	Playouts int
+	// Gumbel says the search was Gumbel's: Policy is the improved policy
+	// softmax(logits + σ(completed Q)) and Best the sequential-halving
+	// winner, already a sample when the search had noise, which Choose
+	// then returns whatever the temperature.
+	Gumbel bool
 }
 
 // Result fills r (reusing its slices) with the root's statistics.
@@ -52,6 +59,7 @@ func (t *Tree) Result(r *Result) {
 	r.Children = r.Children[:0]
 	r.Policy = append(r.Policy[:0], make([]float32, t.game.ActionSpace())...)
 	r.Best, r.Playouts = -1, 0
+	r.Gumbel = t.gumbel != nil
 	if root.status != expanded {
 		return
 	}
@@ -66,6 +74,10 @@ func (t *Tree) Result(r *Result) {
 		if int(c.visits) > bestVisits || int(c.visits) == bestVisits && c.prior > bestPrior {
 			r.Best, bestVisits, bestPrior = int(c.action), int(c.visits), c.prior
 		}
+	}
+	if t.gumbel != nil {
+		t.gumbelResult(r)
+		return
 	}
 	if r.Playouts == 0 {
 		return
@@ -122,9 +134,10 @@ func (t *Tree) prunedTarget(r *Result) {
 
 // Choose picks an action from the policy target with visit-count
 // temperature: probability ∝ Policy^(1/temperature). Temperature 0 (or a
-// nil rng) takes Best.
+// nil rng) takes Best, and so does a Gumbel result, whose Best is already
+// a sample when the search had noise.
 func (r *Result) Choose(temperature float64, rng *rand.Rand) int {
-	if temperature <= 0 || rng == nil || r.Playouts == 0 {
+	if temperature <= 0 || rng == nil || r.Playouts == 0 || r.Gumbel {
 		return r.Best
 	}
 	maxP := 0.0
