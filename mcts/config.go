@@ -105,11 +105,11 @@ func (m Mode) String() string {
 // MarshalText writes the mode's name, for configs.
 func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
 
-// UnmarshalText reads a mode's name, for configs.
+// UnmarshalText reads a mode's name, for configs: the error names the key.
 func (m *Mode) UnmarshalText(text []byte) error {
 	mode, err := ParseMode(string(text))
 	if err != nil {
-		return err
+		return fmt.Errorf("mode: %w", err)
 	}
 	*m = mode
 	return nil
