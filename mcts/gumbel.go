@@ -2,6 +2,7 @@ package mcts
 
 import (
 	"math"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -14,20 +15,24 @@ import (
 // At the root: each legal action a gets a Gumbel(0, 1) draw g(a) (zero
 // without root noise, as in evaluation). Sequential halving spends the
 // search's budget of n simulations on m = min(GumbelConsidered, legal)
-// actions in ⌈log₂ m⌉ phases: the first m simulations try the m actions
-// with the highest g(a) + logit(a); then each phase gives the surviving
-// actions an equal share of about n/(⌈log₂ m⌉·survivors) simulations each
-// and keeps the better half by g(a) + logit(a) + σ(q̂(a)). Like mctx, the
-// schedule is a table of "considered visit counts", one per simulation:
-// simulation k goes to the best-scored action that has exactly table[k]
-// simulations of this search, which replays sequential halving exactly
-// while letting scores change as values come in.
+// actions in ⌈log₂ m⌉ phases: the first phase gives the m actions with
+// the highest g(a) + logit(a) max(1, ⌊n/(⌈log₂ m⌉·m)⌋) simulations each;
+// each later phase keeps the better half (at least 2) by g(a) + logit(a)
+// + σ(q̂(a)) and gives each survivor max(1, ⌊n/(⌈log₂ m⌉·survivors)⌋)
+// more, the last pair taking what is left. Like mctx, the schedule is a
+// table of "considered visit counts", one per simulation: simulation k
+// goes to the best-scored action that has exactly table[k] simulations
+// of this search, which replays sequential halving exactly while letting
+// scores change as values come in, and lets waiting leaves (counted as
+// simulations) keep to it.
 //
 // Below the root, the paper's deterministic rule (as mctx): the action
 // maximising π′(a) − N(a)/(1 + Σ_b N(b)), π′ = softmax(logit + σ(q̂)),
 // which makes the visit distribution follow the improved policy. Leaves
 // waiting for the evaluator count as visits there (virtual loss, as in
 // PUCT), so that one tree's several waiting leaves take different paths.
+// The rule trusts the prior; Config.GumbelPUCTBelowRoot selects by PUCT
+// there instead.
 //
 // Completed Q (q̂): a visited action's mean value for the node's mover; an
 // unvisited action gets the mixed value v_mix = (v + Σ_b N(b)·Σ_visited
@@ -149,7 +154,7 @@ func consideredVisits(dst []int32, m, n int) []int32 {
 		return dst
 	}
 	start := len(dst)
-	log2m := bitsLen(m - 1) // ⌈log₂ m⌉
+	log2m := bits.Len(uint(m - 1)) // ⌈log₂ m⌉
 	considered, visits := m, int32(0)
 	for len(dst)-start < n {
 		extra := max(1, n/(log2m*considered))
@@ -164,15 +169,6 @@ func consideredVisits(dst []int32, m, n int) []int32 {
 		considered = max(2, considered/2)
 	}
 	return dst[:start+n]
-}
-
-// bitsLen is the number of bits needed for x ≥ 0.
-func bitsLen(x int) int {
-	n := 0
-	for ; x > 0; x >>= 1 {
-		n++
-	}
-	return n
 }
 
 // logit is a prior's logit (up to the node's constant).
