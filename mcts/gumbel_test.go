@@ -2,6 +2,7 @@ package mcts
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -320,6 +321,47 @@ func TestGumbelBudgetIsPerSearch(t *testing.T) {
 		if err := tree.Advance(r.Best); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A failed evaluation leaves a Gumbel tree with no waiting leaf and no
+// simulation counted that did not happen, and the next search keeps to
+// its schedule.
+func TestGumbelEvaluatorFailure(t *testing.T) {
+	g := wideGame()
+	cfg := gumbelConfig(8)
+	tree := newTree(t, cfg, g.NewState())
+	if err := tree.Search(context.Background(), hashEval{}, 20); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	if err := tree.Search(context.Background(), &recorder{err: boom}, 40); !errors.Is(err, boom) {
+		t.Fatalf("search with a failing evaluator: error %v", err)
+	}
+	if n := countInFlight(tree); n != 0 {
+		t.Errorf("%d virtual losses left in the tree", n)
+	}
+	sum := int32(0)
+	for _, n := range tree.gumbel.sims {
+		sum += n
+	}
+	if int(sum) != tree.gumbel.started || tree.Playouts() != 20 {
+		t.Errorf("after the failed search: %d simulations counted, %d started, %d playouts (want 20)", sum, tree.gumbel.started, tree.Playouts())
+	}
+	before := tree.Playouts()
+	if err := tree.Search(context.Background(), hashEval{}, 40); err != nil {
+		t.Fatal(err)
+	}
+	var visits []int
+	for _, n := range tree.gumbel.sims {
+		if n > 0 {
+			visits = append(visits, int(n))
+		}
+	}
+	slices.Sort(visits)
+	slices.Reverse(visits)
+	if want := expectedSplit(8, 40); !slices.Equal(visits, want) || tree.Playouts()-before != 40 {
+		t.Errorf("the search after the failure split %v (%d playouts), want %v (40)", visits, tree.Playouts()-before, want)
 	}
 }
 
