@@ -60,7 +60,9 @@ func (c WindowConfig) Size(total int) int {
 }
 
 // Replay is the replay window: the newest samples of the run, in the order
-// they were produced.
+// they were produced. It holds exactly the window's samples: whole chunks
+// that fall out are dropped, and the oldest chunk is cut where the window
+// begins, so memory follows the window however large the chunks are.
 type Replay struct {
 	cfg    WindowConfig
 	chunks [][]Sample // oldest first
@@ -94,16 +96,31 @@ func (r *Replay) addOld(samples []Sample) bool {
 	return r.held < r.cfg.Size(r.total)
 }
 
+// evict drops the samples older than the window. Dropped chunks leave
+// the chunk list by a copy, not a reslice, so that its array does not keep
+// them from the garbage collector.
 func (r *Replay) evict() {
 	want := r.cfg.Size(r.total)
-	for len(r.chunks) > 1 && r.held-len(r.chunks[0]) >= want {
-		r.held -= len(r.chunks[0])
-		r.chunks = r.chunks[1:]
+	drop := 0
+	for drop < len(r.chunks) && r.held-len(r.chunks[drop]) >= want {
+		r.held -= len(r.chunks[drop])
+		drop++
+	}
+	if drop > 0 {
+		n := copy(r.chunks, r.chunks[drop:])
+		clear(r.chunks[n:])
+		r.chunks = r.chunks[:n]
+	}
+	if excess := r.held - want; excess > 0 {
+		// The kept samples move to an array of their own: a reslice
+		// would keep the cut ones, and their planes, alive.
+		r.chunks[0] = append([]Sample(nil), r.chunks[0][excess:]...)
+		r.held = want
 	}
 }
 
 // Len is the number of samples in the window.
-func (r *Replay) Len() int { return min(r.held, r.cfg.Size(r.total)) }
+func (r *Replay) Len() int { return r.held }
 
 // Total is the number of samples produced over the run.
 func (r *Replay) Total() int { return r.total }
@@ -114,9 +131,7 @@ func (r *Replay) Sample(rng *rand.Rand) *Sample {
 	if n == 0 {
 		return nil
 	}
-	// Index from the newest end: the oldest held chunk may stick out of
-	// the window.
-	i := r.held - 1 - rng.IntN(n)
+	i := rng.IntN(n)
 	for _, c := range r.chunks {
 		if i < len(c) {
 			return &c[i]

@@ -6,6 +6,7 @@ import (
 	"github.com/flipzero/flipzero/runfolder"
 	"github.com/flipzero/flipzero/selfplay"
 
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -193,6 +194,11 @@ func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts Loo
 	for i := len(gens) - 1; i >= 0; i-- {
 		path := run.Checkpoint(gens[i])
 		ckpt, err := nn.LoadCheckpointAs(path, g, cfg.Network)
+		if errors.Is(err, nn.ErrWrongEncoding) {
+			// Not damage: the whole run predates the game's encoding, and
+			// starting over here would overwrite its files.
+			return nil, 0, fmt.Errorf("run %s was trained on an older encoding of %s, which this program no longer reads; start a new run: %w", string(run), g.Name(), err)
+		}
 		if err != nil {
 			logf("skipping checkpoint: %v", err)
 			continue

@@ -34,7 +34,8 @@ func NewBatcher(eval Evaluator, batchSize int) (*Batcher, error) {
 
 // Search runs every trees[i] until playouts[i] simulations have finished
 // below its root, counting those kept from earlier searches of the same
-// root (tree reuse): a tree that already has them costs nothing. Each round
+// root (tree reuse): a tree that already has them costs nothing. A Gumbel
+// tree counts only this search's simulations (see gumbel.go). Each round
 // gathers leaves from the trees in turn, up to the tree's LeavesPerTree,
 // until the batch is full; the next round starts with the tree after the
 // last one served, so every tree progresses. The roots must not be over.
@@ -59,6 +60,9 @@ func (b *Batcher) Search(ctx context.Context, trees []*Tree, playouts []int) err
 		if t.pending != 0 {
 			return fmt.Errorf("mcts: tree %d is already being searched", i)
 		}
+	}
+	for i, t := range trees {
+		t.beginSearch(playouts[i])
 	}
 	if need := b.size * actions; len(b.priors) < need {
 		b.priors = make([]float32, need)
@@ -104,7 +108,7 @@ func (b *Batcher) gather(t *Tree, target int) error {
 		switch {
 		case root == awaiting:
 			return nil
-		case root.open() && t.started() >= target:
+		case root.open() && t.progress() >= target:
 			return nil
 		case root == unexpanded && target <= 0:
 			return nil

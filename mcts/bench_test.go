@@ -11,21 +11,25 @@ import (
 
 // BenchmarkSearch measures simulations per second of one tree with the
 // uniform evaluator from each game's start: the search's own cost, the
-// engine's Apply and LegalActions included.
+// engine's Apply and LegalActions included; PUCT and Gumbel.
 func BenchmarkSearch(b *testing.B) {
-	for _, name := range []string{"tictactoe", "othello", "yinsh-blitz", "reversi-solitaire"} {
-		b.Run(name, func(b *testing.B) {
-			g, err := games.ByName(name)
-			if err != nil {
-				b.Skip(err)
-			}
-			benchSearch(b, g.NewState(), 10000)
-		})
+	for _, mode := range []Mode{PUCT, Gumbel} {
+		for _, name := range []string{"tictactoe", "othello", "yinsh-blitz", "reversi-solitaire"} {
+			b.Run(mode.String()+"/"+name, func(b *testing.B) {
+				g, err := games.ByName(name)
+				if err != nil {
+					b.Skip(err)
+				}
+				cfg := DefaultConfig()
+				cfg.Mode = mode
+				benchSearch(b, cfg, g.NewState(), 10000)
+			})
+		}
 	}
 }
 
-func benchSearch(b *testing.B, start env.State, playouts int) {
-	tree, err := NewTree(DefaultConfig(), start)
+func benchSearch(b *testing.B, cfg Config, start env.State, playouts int) {
+	tree, err := NewTree(cfg, start)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -50,14 +54,22 @@ func benchSearch(b *testing.B, start env.State, playouts int) {
 }
 
 // BenchmarkBatcher measures the self-play shape: 64 othello games searched
-// in lockstep with batches of 32, one leaf per tree per batch.
+// in lockstep with batches of 32, one leaf per tree per batch, with PUCT
+// and Gumbel.
 func BenchmarkBatcher(b *testing.B) {
+	for _, mode := range []Mode{PUCT, Gumbel} {
+		b.Run(mode.String(), func(b *testing.B) { benchBatcher(b, mode) })
+	}
+}
+
+func benchBatcher(b *testing.B, mode Mode) {
 	g, err := games.ByName("othello")
 	if err != nil {
 		b.Skip(err)
 	}
 	const games, playouts = 64, 800
 	cfg := DefaultConfig()
+	cfg.Mode = mode
 	cfg.LeavesPerTree = 1
 	start := g.NewState()
 	trees := make([]*Tree, games)

@@ -43,6 +43,87 @@ type Config struct {
 	ForcedPlayouts bool `yaml:"forced_playouts"`
 	// ForcedPlayoutsK is KataGo's k. Default 2, KataGo's.
 	ForcedPlayoutsK float64 `yaml:"forced_playouts_k"`
+
+	// Mode is the search, puct (AlphaZero) or gumbel (Gumbel AlphaZero,
+	// see gumbel.go). Default puct, which the shipped runs were trained
+	// with; gumbel improves the policy at any budget, where PUCT's visit
+	// counts at a few dozen playouts teach little. The settings above but
+	// LeavesPerTree and VirtualLoss are PUCT's; the Gumbel ones below are
+	// Gumbel's.
+	Mode Mode `yaml:"mode"`
+	// GumbelConsidered is how many root actions sequential halving starts
+	// with (m): the legal actions with the highest prior logit plus
+	// Gumbel noise. Default 16, the paper's and mctx's: enough to cover
+	// the plausible moves, few enough that 40 playouts give each a few.
+	// Fewer are considered when fewer are legal or the budget is smaller.
+	GumbelConsidered int `yaml:"gumbel_considered"`
+	// GumbelCVisit and GumbelCScale scale the completed Q-values, rescaled
+	// to [0, 1] at each node, into logits: σ(q) = (GumbelCVisit +
+	// max visits)·GumbelCScale·q. mctx's defaults, 50 and 0.1: since q is
+	// rescaled by each node's own minimum and maximum it spans [0, 1]
+	// even when the values barely differ, and the paper's scale of 1
+	// (with values normalized over the whole tree) would make the target
+	// close to one-hot on noise. Defaults 50 and 0.1.
+	GumbelCVisit float64 `yaml:"gumbel_c_visit"`
+	GumbelCScale float64 `yaml:"gumbel_c_scale"`
+	// GumbelPUCTBelowRoot selects below the root by PUCT (CPUCT, FPU,
+	// virtual loss) instead of the paper's deterministic completed-Q
+	// rule. The deterministic rule trusts the prior: an unvisited action
+	// is valued at the prior-weighted mean of the visited ones, so with a
+	// uniform prior (pure MCTS, an untrained network) a refutation the
+	// first visits missed may never be tried. Default off, the paper's
+	// rule.
+	GumbelPUCTBelowRoot bool `yaml:"gumbel_puct_below_root"`
+}
+
+// Mode chooses the search algorithm.
+type Mode uint8
+
+const (
+	// PUCT is AlphaZero's search: selection by Q + CPUCT·P·√N/(1+n),
+	// Dirichlet noise at the root, the visit distribution as policy
+	// target.
+	PUCT Mode = iota
+	// Gumbel is Gumbel AlphaZero's: sequential halving with Gumbel noise
+	// at the root, the deterministic completed-Q rule below it, and the
+	// improved policy softmax(logits + σ(completed Q)) as policy target.
+	// It learns from far fewer simulations per move than PUCT.
+	Gumbel
+)
+
+// String is the mode's name in configs: "puct" or "gumbel".
+func (m Mode) String() string {
+	switch m {
+	case PUCT:
+		return "puct"
+	case Gumbel:
+		return "gumbel"
+	}
+	return fmt.Sprintf("mode(%d)", uint8(m))
+}
+
+// MarshalText writes the mode's name, for configs.
+func (m Mode) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads a mode's name, for configs: the error names the key.
+func (m *Mode) UnmarshalText(text []byte) error {
+	mode, err := ParseMode(string(text))
+	if err != nil {
+		return fmt.Errorf("mode: %w", err)
+	}
+	*m = mode
+	return nil
+}
+
+// ParseMode reads a mode's name, "puct" or "gumbel".
+func ParseMode(name string) (Mode, error) {
+	switch name {
+	case "puct":
+		return PUCT, nil
+	case "gumbel":
+		return Gumbel, nil
+	}
+	return 0, fmt.Errorf("unknown search mode %q (known: puct, gumbel)", name)
 }
 
 // DefaultConfig returns settings that suit play and self-play of every
@@ -58,6 +139,10 @@ func DefaultConfig() Config {
 		VirtualLoss:         1,
 		ForcedPlayouts:      false,
 		ForcedPlayoutsK:     2,
+		Mode:                PUCT,
+		GumbelConsidered:    16,
+		GumbelCVisit:        50,
+		GumbelCScale:        0.1,
 	}
 }
 
@@ -92,6 +177,7 @@ func (c Config) Validate() error {
 		{"cpuct", c.CPUCT}, {"fpu_reduction", c.FPUReduction}, {"fpu_reduction_root", c.RootFPUReduction},
 		{"dirichlet_alpha_total", c.DirichletAlphaTotal}, {"noise_weight", c.DirichletWeight},
 		{"virtual_loss", c.VirtualLoss}, {"forced_playouts_k", c.ForcedPlayoutsK},
+		{"gumbel_c_visit", c.GumbelCVisit}, {"gumbel_c_scale", c.GumbelCScale},
 	} {
 		if err := finite(f.name, f.v); err != nil {
 			return err
@@ -105,6 +191,12 @@ func (c Config) Validate() error {
 	}
 	if c.LeavesPerTree < 1 || c.LeavesPerTree > maxLeavesPerTree {
 		return fmt.Errorf("leaves_per_tree: %d, want 1..%d", c.LeavesPerTree, maxLeavesPerTree)
+	}
+	if c.Mode != PUCT && c.Mode != Gumbel {
+		return fmt.Errorf("mode: %v, want puct or gumbel", c.Mode)
+	}
+	if c.Mode == Gumbel && (c.GumbelConsidered < 1 || c.GumbelConsidered > maxActions) {
+		return fmt.Errorf("gumbel_considered: %d, want 1..%d", c.GumbelConsidered, maxActions)
 	}
 	return nil
 }

@@ -8,7 +8,8 @@ import (
 // SetNoise turns Dirichlet noise in the root prior on for the searches of
 // the current root, drawn from rng, or off again with nil. Full searches,
 // whose visits become training targets, get noise; fast ones do not.
-// Advance and Reset turn it off.
+// Advance and Reset turn it off. A Gumbel tree draws Gumbel noise from rng
+// instead, anew at each search.
 func (t *Tree) SetNoise(rng *rand.Rand) {
 	t.noiseRNG = rng
 	if rng == nil {
@@ -24,7 +25,8 @@ func (t *Tree) SetNoise(rng *rand.Rand) {
 // per root: P ← (1−w)·P + w·η, η ~ Dir(alpha) with alpha =
 // DirichletAlphaTotal / number of legal actions.
 func (t *Tree) applyNoise() {
-	if t.noised || t.cfg.DirichletWeight == 0 {
+	// A Gumbel search draws its own noise (gumbel.go).
+	if t.noised || t.cfg.DirichletWeight == 0 || t.gumbel != nil {
 		return
 	}
 	r := t.nodes[0]
@@ -58,6 +60,9 @@ func (t *Tree) restorePriors() {
 func (t *Tree) clearNoise() {
 	t.noiseRNG = nil
 	t.noised = false
+	if t.gumbel != nil {
+		t.gumbel.forgetRoot()
+	}
 }
 
 // dirichlet appends to dst a sample of n components from the symmetric

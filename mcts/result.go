@@ -28,10 +28,12 @@ type Result struct {
 	// Policy is the policy target over the game's whole action space: the
 	// visit distribution over the legal actions, after pruning of forced
 	// playouts when they were used. It sums to 1 once there are playouts.
+	// A Gumbel search's is the improved policy instead (see Gumbel).
 	Policy []float32
 	// Value is the root's mean value for the mover.
 	Value float32
-	// Best is the action with the most visits (ties: the higher prior).
+	// Best is the action with the most visits (ties: the higher prior);
+	// a Gumbel search's is the sequential-halving winner.
 	Best int
 	// Playouts is the sum of the children's visits.
 	Playouts int
@@ -39,6 +41,11 @@ type Result struct {
 	// outcomes, their Prior the outcomes' probabilities. Nobody chooses
 	// there; Choose draws an outcome by its probability.
 	Chance bool
+	// Gumbel says the search was Gumbel's: Policy is the improved policy
+	// softmax(logits + σ(completed Q)) and Best the sequential-halving
+	// winner, already a sample when the search had noise, which Choose
+	// then returns whatever the temperature.
+	Gumbel bool
 }
 
 // Result fills r (reusing its slices) with the root's statistics. A
@@ -64,6 +71,7 @@ func (t *Tree) Result(r *Result) {
 	r.Policy = append(r.Policy[:0], make([]float32, t.game.ActionSpace())...)
 	r.Best, r.Playouts = -1, 0
 	r.Chance = root.status == chance
+	r.Gumbel = t.gumbel != nil
 	if !root.status.open() {
 		return
 	}
@@ -78,6 +86,10 @@ func (t *Tree) Result(r *Result) {
 		if int(c.visits) > bestVisits || int(c.visits) == bestVisits && c.prior > bestPrior {
 			r.Best, bestVisits, bestPrior = int(c.action), int(c.visits), c.prior
 		}
+	}
+	if t.gumbel != nil {
+		t.gumbelResult(r)
+		return
 	}
 	if r.Playouts == 0 {
 		return
@@ -134,8 +146,9 @@ func (t *Tree) prunedTarget(r *Result) {
 
 // Choose picks an action from the policy target with visit-count
 // temperature: probability ∝ Policy^(1/temperature). Temperature 0 (or a
-// nil rng) takes Best. At a chance root it draws an outcome by its
-// probability whatever the temperature; a nil rng takes Best.
+// nil rng) takes Best, and so does a Gumbel result, whose Best is already
+// a sample when the search had noise. At a chance root it draws an outcome
+// by its probability whatever the temperature; a nil rng takes Best.
 func (r *Result) Choose(temperature float64, rng *rand.Rand) int {
 	if r.Chance && rng != nil && len(r.Children) > 0 {
 		u := rng.Float64()
@@ -147,7 +160,7 @@ func (r *Result) Choose(temperature float64, rng *rand.Rand) int {
 		}
 		return r.Children[len(r.Children)-1].Action
 	}
-	if temperature <= 0 || rng == nil || r.Playouts == 0 {
+	if temperature <= 0 || rng == nil || r.Playouts == 0 || r.Gumbel {
 		return r.Best
 	}
 	maxP := 0.0

@@ -1,6 +1,7 @@
 // Package mcts is the PUCT search (AlphaZero's selection rule) over the game
 // contract of package env, written against an Evaluator that scores a batch
-// of positions.
+// of positions, and Gumbel AlphaZero's search over the same tree (see
+// gumbel.go and Config.Mode).
 //
 // A Tree is the search of one game. Its simulations are the textbook ones:
 // descend by the PUCT rule to a leaf, have the leaf evaluated, expand it
@@ -130,6 +131,9 @@ type Tree struct {
 	single *singleSearch
 	// err is why the last descent failed (leafFailed).
 	err error
+
+	// gumbel is the Gumbel search's state; nil for PUCT.
+	gumbel *gumbelState
 }
 
 // NewTree starts a search at a copy of root, which must not be over.
@@ -152,6 +156,9 @@ func NewTree(cfg Config, root env.State) (*Tree, error) {
 		t.outcomes = make([]env.Outcome, 0, g.ActionSpace())
 	}
 	t.nodes = append(t.nodes, node{})
+	if cfg.Mode == Gumbel {
+		t.gumbel = newGumbelState(g.ActionSpace())
+	}
 	return t, nil
 }
 
@@ -359,6 +366,9 @@ func (t *Tree) selectOutcome(id int32) int32 {
 // selectChild picks the child of an expanded node with the highest PUCT
 // score Q + CPUCT·P·√N/(1+n), Q seen by the node's mover.
 func (t *Tree) selectChild(id int32) int32 {
+	if t.gumbel != nil && (id == 0 || !t.cfg.GumbelPUCTBelowRoot) {
+		return t.gumbelSelect(id)
+	}
 	n := &t.nodes[id]
 	sign := 1.0
 	if n.player == 1 {
@@ -478,6 +488,9 @@ func (t *Tree) backup(path []int32, v float64) {
 
 // undo removes the virtual loss of a path that was not simulated.
 func (t *Tree) undo(path []int32) {
+	if t.gumbel != nil {
+		t.gumbelUndo(path)
+	}
 	for _, id := range path {
 		t.nodes[id].inFlight--
 	}

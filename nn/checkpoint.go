@@ -51,6 +51,9 @@ var (
 	ErrCorrupt    = errors.New("network file is corrupted")
 	ErrWrongGame  = errors.New("network file is for another game")
 	ErrWrongArch  = errors.New("network file has another architecture")
+	// ErrWrongEncoding: the file is for this game but for another number
+	// of input planes, as when a game's encoding gained a plane.
+	ErrWrongEncoding = errors.New("network file is for another encoding of the game")
 )
 
 type fileHeader struct {
@@ -259,6 +262,11 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 	}
 	want, _ := h.fileSize(game, headerLen)
 	if size != want {
+		if planes, ok := h.filePlanes(game, size-want); ok {
+			gamePlanes, _, _ := game.EncodedShape()
+			return nil, fmt.Errorf("%w: the network reads %d input planes, %s encodes %d: it was trained on an older encoding and cannot be used",
+				ErrWrongEncoding, planes, game.Name(), gamePlanes)
+		}
 		return nil, fmt.Errorf("%w: %d bytes, the header promises %d", ErrCorrupt, size, want)
 	}
 	if _, err := f.Seek(16+headerLen, io.SeekStart); err != nil {
@@ -339,6 +347,30 @@ func (h fileHeader) fileSize(game env.Game, headerLen int64) (int64, error) {
 		values -= 3 * (f + int64(c.Blocks)*2*f + int64(c.PolicyFilters) + int64(c.ValueFilters))
 	}
 	return 16 + headerLen + 4*values + checksumLen, nil
+}
+
+// filePlanes explains an intact file whose size differs from the header's
+// by extra bytes: only the stem convolution depends on the input planes
+// (9·filters weights per plane, twice with optimizer state), so a
+// difference that is a whole number of planes means the file was written
+// for another encoding of the game.
+func (h fileHeader) filePlanes(game env.Game, extra int64) (int, bool) {
+	sh, err := gameShape(game)
+	if err != nil || h.Arch.Validate() != nil {
+		return 0, false
+	}
+	perPlane := 4 * 9 * int64(h.Arch.Filters)
+	if h.Optimizer {
+		perPlane *= 2
+	}
+	if extra%perPlane != 0 {
+		return 0, false
+	}
+	planes := int64(sh.planes) + extra/perPlane
+	if planes < 1 || planes > maxWidth {
+		return 0, false
+	}
+	return int(planes), true
 }
 
 // readArrays fills arrays from r.

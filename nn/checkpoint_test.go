@@ -181,6 +181,42 @@ func TestCheckpointBadFiles(t *testing.T) {
 	}
 }
 
+// A file written when a game had fewer input planes (reversi before its
+// side-to-move plane) is refused with ErrWrongEncoding, for a checkpoint
+// and for a model file, not read as damage or with a panic.
+func TestCheckpointOfAnotherEncoding(t *testing.T) {
+	older := fakeGame{"fake-reversi", 4, 8, 8, 65}
+	newer := fakeGame{"fake-reversi", 5, 8, 8, 65}
+	dir := t.TempDir()
+	net, err := New(older, tinyConfig, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(net, DefaultTrainConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	model, checkpoint := filepath.Join(dir, "model.fznet"), filepath.Join(dir, "checkpoint.fznet")
+	if err := SaveModel(model, net, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := SaveCheckpoint(checkpoint, tr, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{model, checkpoint} {
+		c, err := LoadCheckpoint(p, newer)
+		if !errors.Is(err, ErrWrongEncoding) {
+			t.Errorf("%s: error %v, want %v", filepath.Base(p), err, ErrWrongEncoding)
+		}
+		if c != nil {
+			t.Errorf("%s: a checkpoint came back with the error", filepath.Base(p))
+		}
+		if _, err := LoadCheckpoint(p, older); err != nil {
+			t.Errorf("%s: the encoding it was written for: %v", filepath.Base(p), err)
+		}
+	}
+}
+
 // TestCheckpointEveryDamageDetected flips single bits all over a model
 // file and cuts it at many lengths: every load must fail with an error,
 // none may panic.

@@ -296,7 +296,9 @@ func (w *worker) run(ctx context.Context) error {
 		for _, s := range slots {
 			n, full := w.search.PlayoutCap.Draw(w.rng)
 			s.full = full
-			if full {
+			// A Gumbel search's noise is how the game explores: every
+			// move gets it, and its result's move is already a sample.
+			if full || w.search.Mode == mcts.Gumbel {
 				s.tree.SetNoise(w.rng)
 			} else {
 				s.tree.SetNoise(nil)
@@ -315,6 +317,8 @@ func (w *worker) run(ctx context.Context) error {
 			if s.full {
 				smp := data.Sample{Planes: make([]float32, planes*h*wd), Weight: 1}
 				root.Encode(smp.Planes)
+				// The visit distribution, or with Gumbel the improved
+				// policy softmax(logits + σ(completed Q)).
 				for _, c := range result.Children {
 					smp.Legal = append(smp.Legal, int32(c.Action))
 					smp.Policy = append(smp.Policy, result.Policy[c.Action])

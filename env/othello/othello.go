@@ -14,9 +14,13 @@
 // and 64 for the pass; for reversi-single 8*square + direction (directions
 // in the order n ne e se s sw w nw) and 512 for the pass.
 //
-// The encoding is 4 planes of 8×8 from the mover's point of view: the
+// The encoding is planes of 8×8 from the mover's point of view: the
 // mover's discs, the opponent's discs, the mover's legal squares, and a
-// plane of ones (so that convolutions see the board's edge).
+// plane of ones (so that convolutions see the board's edge). reversi and
+// reversi-single add a fifth plane, all ones when White is to move: their
+// tie goes to White, so the same board is worth more to White than to
+// Black and the network must be told who moves. othello's rules are the
+// same for both colours, so it keeps 4 planes (and its networks).
 package othello
 
 import (
@@ -43,7 +47,9 @@ const (
 	// SinglePass is the pass action of reversi-single.
 	SinglePass = Squares * numDirs
 
-	planes = 4
+	// planes is the most planes any variant encodes; a buffer of
+	// planes*Squares holds any variant's encoding.
+	planes = 5
 )
 
 // Game is one of the three variants. Get it from Reversi, Othello or
@@ -139,8 +145,17 @@ func (g Game) ActionSpace() int {
 	return Pass + 1
 }
 
-func (g Game) EncodedShape() (int, int, int) { return planes, 8, 8 }
+func (g Game) EncodedShape() (int, int, int) { return g.variant.planes(), 8, 8 }
 func (g Game) Symmetries() []env.Symmetry    { return symmetries[g.variant] }
+
+// planes is the variant's plane count: the variants whose tie goes to
+// White encode who is to move.
+func (v variant) planes() int {
+	if v == variantOthello {
+		return 4
+	}
+	return 5
+}
 
 // ParseSquare reads a square "a1".."h8" (upper case accepted) as 8*row +
 // column.
@@ -351,13 +366,19 @@ func (s *State) Winner() env.Player {
 }
 
 func (s *State) Encode(dst []float32) {
-	_ = dst[planes*Squares-1]
+	_ = dst[s.variant.planes()*Squares-1]
 	legal := moveMask(s.own, s.opp)
 	for c := 0; c < Squares; c++ {
 		dst[c] = float32(s.own >> c & 1)
 		dst[Squares+c] = float32(s.opp >> c & 1)
 		dst[2*Squares+c] = float32(legal >> c & 1)
 		dst[3*Squares+c] = 1
+	}
+	if s.variant.planes() > 4 {
+		white := float32(s.toMove) // player 1 is White
+		for c := 4 * Squares; c < 5*Squares; c++ {
+			dst[c] = white
+		}
 	}
 }
 

@@ -453,3 +453,63 @@ func TestNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// The same discs seen from the mover's side, once with Black and once with
+// White to move: under the tie-to-White rules the two are worth different
+// amounts, so the encodings must differ; under othello's they are the same
+// position for the network.
+func TestEncodingSaysWhoMoves(t *testing.T) {
+	start := NewState(Game{variantReversi})
+	mover, other := start.own, start.opp
+	for _, g := range allGames {
+		v := g.(Game).variant
+		black := State{own: mover, opp: other, toMove: 0, variant: v}
+		white := State{own: mover, opp: other, toMove: 1, variant: v}
+		p, h, w := g.EncodedShape()
+		size := p * h * w
+		eb, ew := make([]float32, size), make([]float32, size)
+		black.Encode(eb)
+		white.Encode(ew)
+		if !slices.Equal(eb[:4*Squares], ew[:4*Squares]) {
+			t.Fatalf("%s: the board planes differ with the same discs from the mover's side", g.Name())
+		}
+		differs := !slices.Equal(eb, ew)
+		if wantDiffer := g.Name() != "othello"; differs != wantDiffer {
+			t.Errorf("%s: encodings with Black and White to move differ: %v, want %v", g.Name(), differs, wantDiffer)
+		}
+		if !differs {
+			continue
+		}
+		if p != 5 {
+			t.Fatalf("%s: %d planes, want 5", g.Name(), p)
+		}
+		for c := 0; c < Squares; c++ {
+			if eb[4*Squares+c] != 0 || ew[4*Squares+c] != 1 {
+				t.Fatalf("%s: side-to-move plane at cell %d is %v (Black to move) and %v (White), want 0 and 1",
+					g.Name(), c, eb[4*Squares+c], ew[4*Squares+c])
+			}
+		}
+	}
+}
+
+// In play the side-to-move plane follows ToMove, move after move.
+func TestSideToMovePlaneFollowsPlay(t *testing.T) {
+	g := Reversi()
+	s, err := env.Play(g, "f5;d6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, h, w := g.EncodedShape()
+	enc := make([]float32, p*h*w)
+	for ply := 0; ply < 6 && !s.Terminal(); ply++ {
+		s.Encode(enc)
+		want := float32(s.ToMove())
+		for c := 4 * Squares; c < 5*Squares; c++ {
+			if enc[c] != want {
+				t.Fatalf("ply %d, %s to move: plane 4 holds %v, want %v", ply, g.PlayerName(s.ToMove()), enc[c], want)
+			}
+		}
+		legal := s.LegalActions(nil)
+		s.Apply(legal[0])
+	}
+}

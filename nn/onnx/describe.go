@@ -29,6 +29,13 @@ func Describe(game string) (Description, bool) {
 				"Plane 0: the mover's discs; 1: the opponent's discs; 2: the squares where the mover may play; 3: all ones. " + mover,
 			Actions: "65 actions: index 8*row + column = the square (a1 = 0, b1 = 1, …, h8 = 63); 64 = pass.",
 		}
+		if game != "othello" {
+			// A tie goes to White, so the network is told who moves.
+			d.Encoding = "5 planes of 8×8; [row][column] is square <column letter a..h><row number 1..8>, row index = number - 1 " +
+				"(a1 is the top-left corner, rows counted from the top). " +
+				"Plane 0: the mover's discs; 1: the opponent's discs; 2: the squares where the mover may play; 3: all ones; " +
+				"4: all ones when White (the second player) is to move, zeros when Black is. " + mover
+		}
 		if game == "reversi-single" {
 			d.Actions = "513 actions: index 8*square + direction, square = 8*row + column (a1 = 0, …, h8 = 63) and direction " +
 				"0..7 = n ne e se s sw w nw (n towards row 1), written \"f5:n\"; 512 = pass."

@@ -1,0 +1,44 @@
+package loop
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/mcts"
+)
+
+// search.mode and search.gumbel_considered reach the search, and a bad
+// value is an error naming its key.
+func TestConfigSearchMode(t *testing.T) {
+	raw, err := os.ReadFile("../configs/reversi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shipped, err := ParseConfig(raw, games.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if shipped.Search.Mode != mcts.PUCT {
+		t.Errorf("the shipped config searches with %v, want puct", shipped.Search.Mode)
+	}
+	text := strings.Replace(string(raw), "mode: puct", "mode: gumbel", 1)
+	text = strings.Replace(text, "gumbel_considered: 16", "gumbel_considered: 8", 1)
+	cfg, err := ParseConfig([]byte(text), games.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Search.Mode != mcts.Gumbel || cfg.Search.GumbelConsidered != 8 {
+		t.Errorf("search %v with %d considered, want gumbel with 8", cfg.Search.Mode, cfg.Search.GumbelConsidered)
+	}
+	for _, tt := range []struct{ from, to, want string }{
+		{"mode: gumbel", "mode: alphazero", "mode: unknown search mode \"alphazero\""},
+		{"gumbel_considered: 8", "gumbel_considered: 0", "search.gumbel_considered"},
+	} {
+		_, err := ParseConfig([]byte(strings.Replace(text, tt.from, tt.to, 1)), games.Builtin())
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v, want one line naming %s", tt.to, err, tt.want)
+		}
+	}
+}
