@@ -129,7 +129,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			if err := trainer.Sync(); err != nil {
 				return err
 			}
-			promote, err := measure(ctx, cfg, g, run, gen, best, trainer.Network().Fold(), player, &m, report)
+			promote, err := measure(ctx, cfg, g, opts.Backend, run, gen, best, trainer.Network().Fold(), player, &m, report)
 			if err != nil {
 				if ctx.Err() != nil {
 					logf("stopped while measuring generation %d; its checkpoint is kept", gen)

@@ -18,12 +18,12 @@ import (
 // network (generation best) and against the config's baseline, records
 // both matches in the run, rates the new network, and says whether it
 // passes the gate.
-func measure(ctx context.Context, cfg Config, g env.Game, run runfolder.Folder, gen, best int,
+func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, run runfolder.Folder, gen, best int,
 	candidate, incumbent *nn.Folded, m *GenerationMetrics, report *progress.Reporter) (promote bool, err error) {
 	ac := cfg.Arena
-	newPlayer := player.NetworkPlayer(runfolder.GenerationName(gen), candidate, ac.Playouts)
+	newPlayer := player.NetworkPlayer(backend, runfolder.GenerationName(gen), candidate, ac.Playouts)
 	newPlayer.Config = cfg.Search.Config
-	oldPlayer := player.NetworkPlayer(runfolder.GenerationName(best), incumbent, ac.Playouts)
+	oldPlayer := player.NetworkPlayer(backend, runfolder.GenerationName(best), incumbent, ac.Playouts)
 	oldPlayer.Config = cfg.Search.Config
 	baseline, err := player.ParsePlayer(ac.Baseline, player.PlayerOptions{})
 	if err != nil {

@@ -132,6 +132,14 @@ type BatchEvaluator struct {
 	legal []int
 }
 
+// Close releases the inference's device memory, if it holds any.
+func (e *BatchEvaluator) Close() error {
+	if c, ok := e.inf.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 // Evaluate writes each state's priors over the action space and its value
 // for the player to move, as (*Evaluator).Evaluate does.
 func (e *BatchEvaluator) Evaluate(states []env.State, priors, values []float32) error {

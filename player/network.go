@@ -9,10 +9,14 @@ import (
 )
 
 // NetworkPlayer searches playouts simulations per move with the network
-// f's priors and values, named label (the loop names checkpoints by
-// generation). Each seat has its own evaluator over f's shared,
-// read-only weights, sized for the seat's batches.
-func NetworkPlayer(label string, f *nn.Folded, playouts int) *SearchPlayer {
+// f's priors and values, computed by backend (nil: the CPU), named label
+// (the loop names checkpoints by generation). Each seat has its own
+// evaluator over f's shared, read-only weights, sized for the seat's
+// batches.
+func NetworkPlayer(backend nn.Backend, label string, f *nn.Folded, playouts int) *SearchPlayer {
+	if backend == nil {
+		backend = nn.CPU()
+	}
 	return &SearchPlayer{
 		Label:    label,
 		Playouts: playouts,
@@ -21,17 +25,17 @@ func NetworkPlayer(label string, f *nn.Folded, playouts int) *SearchPlayer {
 			if g.Name() != f.Game().Name() {
 				return nil, fmt.Errorf("the network plays %s, not %s", f.Game().Name(), g.Name())
 			}
-			return f.NewEvaluator(maxBatch)
+			return nn.NewEvaluator(backend, f, maxBatch)
 		},
 	}
 }
 
 // LoadNetworkPlayer reads a checkpoint or model file of game g and makes
-// a NetworkPlayer of it named by the path.
-func LoadNetworkPlayer(path string, g env.Game, playouts int) (*SearchPlayer, error) {
+// a NetworkPlayer of it on backend (nil: the CPU), named by the path.
+func LoadNetworkPlayer(backend nn.Backend, path string, g env.Game, playouts int) (*SearchPlayer, error) {
 	c, err := nn.LoadCheckpoint(path, g)
 	if err != nil {
 		return nil, fmt.Errorf("player %s: %w", path, err)
 	}
-	return NetworkPlayer(path, c.Network.Fold(), playouts), nil
+	return NetworkPlayer(backend, path, c.Network.Fold(), playouts), nil
 }

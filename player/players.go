@@ -325,6 +325,7 @@ func (p *SearchPlayer) Seat(g env.Game, games int, seed uint64) (Seat, error) {
 	}
 	return &searchSeat{
 		player:  p,
+		eval:    eval,
 		batcher: batcher,
 		trees:   make([]*mcts.Tree, games),
 		legal:   make([]int, 0, g.ActionSpace()),
@@ -334,6 +335,7 @@ func (p *SearchPlayer) Seat(g env.Game, games int, seed uint64) (Seat, error) {
 // searchSeat keeps one tree per slot, reused from move to move.
 type searchSeat struct {
 	player   *SearchPlayer
+	eval     mcts.Evaluator
 	batcher  *mcts.Batcher
 	trees    []*mcts.Tree
 	legal    []int
@@ -384,7 +386,13 @@ func (s *searchSeat) Observe(_ context.Context, slot int, action int) error {
 	return nil
 }
 
-func (s *searchSeat) Close() error { return nil }
+// Close gives back what the evaluator holds on a device (GPU memory).
+func (s *searchSeat) Close() error {
+	if c, ok := s.eval.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
 
 // PlayerOptions holds what ParsePlayer needs beyond the name.
 type PlayerOptions struct {

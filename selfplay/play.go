@@ -155,8 +155,21 @@ func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, workers)
+	// Evaluators that hold device memory (a GPU's) give it back when the
+	// games are over.
+	var evals []mcts.Evaluator
+	defer func() {
+		for _, e := range evals {
+			if c, ok := e.(interface{ Close() error }); ok {
+				c.Close()
+			}
+		}
+	}()
 	for w := 0; w < workers; w++ {
 		eval, err := newEvaluator()
+		if err == nil {
+			evals = append(evals, eval)
+		}
 		if err != nil {
 			cancel()
 			for i := 0; i < w; i++ {

@@ -13,6 +13,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/mcts"
+	"github.com/flipzero/flipzero/nn"
 )
 
 // evaluatorFlag builds the evaluator named on the command line and the
@@ -47,6 +48,7 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 	rollouts := fs.Int("rollouts", 1, "random games per leaf with --evaluator rollout")
 	seed := fs.Uint64("seed", 1, "seed of the random playouts")
 	model := fs.String("model", "", "model or checkpoint file whose network guides the search (sets the game)")
+	dev := addDeviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -60,7 +62,7 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 		err  error
 	)
 	if *model != "" {
-		g, eval, err = modelEvaluator(*model, *gameName)
+		g, eval, err = modelEvaluator(*model, *gameName, dev)
 		if err != nil {
 			return err
 		}
@@ -105,7 +107,7 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 // modelEvaluator loads a model or checkpoint file and returns its game and
 // an evaluator over its network. gameName, when given, must be the
 // model's game.
-func modelEvaluator(path, gameName string) (env.Game, mcts.Evaluator, error) {
+func modelEvaluator(path, gameName string, dev deviceFlag) (env.Game, mcts.Evaluator, error) {
 	ckpt, g, err := engine.LoadModel(path, nil)
 	if err != nil {
 		return nil, nil, usageError{err}
@@ -113,7 +115,11 @@ func modelEvaluator(path, gameName string) (env.Game, mcts.Evaluator, error) {
 	if gameName != "" && gameName != g.Name() {
 		return nil, nil, usagef("--game %s, but the model %s plays %s", gameName, path, g.Name())
 	}
-	eval, err := ckpt.Network.Fold().NewEvaluator(mcts.DefaultConfig().LeavesPerTree)
+	backend, _, err := dev.open()
+	if err != nil {
+		return nil, nil, err
+	}
+	eval, err := nn.NewEvaluator(backend, ckpt.Network.Fold(), mcts.DefaultConfig().LeavesPerTree)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/player"
 	"github.com/flipzero/flipzero/runfolder"
 )
@@ -65,6 +66,7 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	records := fs.String("records", "", "write every game's record to this file, one a line: moves, outcome, game, first player, second player")
 	runDir := fs.String("run", "", "add the match to this run's matches.jsonl, for flipzero ratings")
 	progress := fs.Bool("progress", true, "show a progress bar when standard error is a terminal")
+	dev := addDeviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -81,7 +83,7 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	if *workers < 0 || *concurrent < 0 {
 		return usagef("--workers and --concurrent must not be negative")
 	}
-	popts := player.PlayerOptions{Playouts: *playouts, LoadNetwork: loadNetworkPlayer(g)}
+	popts := player.PlayerOptions{Playouts: *playouts, LoadNetwork: loadNetworkPlayer(g, dev, io.err)}
 	a, err := playerFlag("a", *aName, g, popts)
 	if err != nil {
 		return err
@@ -201,9 +203,27 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
-// loadNetworkPlayer loads checkpoint and model files of g as players.
-func loadNetworkPlayer(g env.Game) func(path string, playouts int) (player.Player, error) {
+// loadNetworkPlayer loads checkpoint and model files of g as players on
+// the device asked for, started when the first network is loaded.
+func loadNetworkPlayer(g env.Game, dev deviceFlag, log io.Writer) func(path string, playouts int) (player.Player, error) {
+	var backend nn.Backend
+	var say func(io.Writer)
 	return func(path string, playouts int) (player.Player, error) {
-		return player.LoadNetworkPlayer(path, g, playouts)
+		if backend == nil {
+			b, s, err := dev.open()
+			if err != nil {
+				return nil, err
+			}
+			backend, say = b, s
+		}
+		p, err := player.LoadNetworkPlayer(backend, path, g, playouts)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		if say != nil {
+			say(log)
+			say = nil
+		}
+		return p, nil
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cuda"
+	"github.com/flipzero/flipzero/nn/device"
 )
 
 func runBenchNN(ctx context.Context, args []string, io stdio) error {
@@ -19,10 +21,12 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		"Prints the machine's float32 matrix-multiply GFLOP/s, then for the game's default network\n"+
 		"positions/s, GFLOP/s and the fraction of that peak at each batch size, and training samples/s.", io.out)
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
-	batchList := fs.String("batches", "1,8,32,128", "inference batch sizes, comma-separated")
+	batchList := fs.String("batches", "1,8,32,128", "inference batch sizes, comma-separated (on a GPU, e.g. 1,64,256,2048)")
 	seconds := fs.Float64("seconds", 3, "how long to run each measurement (split over trials)")
 	trainBatch := fs.Int("train-batch", 128, "training batch size (0 skips training)")
 	procs := fs.Int("procs", 1, "cores Go may use while measuring (the figures are per core at 1)")
+	dev := addDeviceFlag(fs)
+	tf32 := fs.Bool("tf32", false, "with --device cuda: let the GPU multiply in TF32 (faster, about 1e-2 from float32)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,8 +41,16 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	if *seconds <= 0 || *procs < 1 || *trainBatch < 0 {
 		return usagef("--seconds, --procs must be positive and --train-batch not negative")
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*procs))
 	budget := time.Duration(*seconds * float64(time.Second))
+	backend, _, err := dev.open()
+	if err != nil {
+		return err
+	}
+	if gpu, ok := backend.(device.GPU); ok {
+		gpu.D.SetTF32(*tf32)
+		return benchNNGPU(ctx, gpu, g, batches, *trainBatch, budget, io)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*procs))
 
 	cfg := nn.DefaultConfig(g)
 	net, err := nn.New(g, cfg, 1)
@@ -120,6 +132,53 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	elapsed := time.Since(start).Seconds()
 	fmt.Fprintf(io.out, "training batch %d: %.1f samples/s (%.2f steps/s)\n", *trainBatch, float64(steps**trainBatch)/elapsed, float64(steps)/elapsed)
 	return nil
+}
+
+// benchNNGPU measures the game's default network on the GPU: positions/s
+// at each batch size and training samples/s.
+func benchNNGPU(ctx context.Context, gpu device.GPU, g env.Game, batches []int, trainBatch int, budget time.Duration, io stdio) error {
+	cfg := nn.DefaultConfig(g)
+	net, err := nn.New(g, cfg, 1)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(io.out, "%s network: %v, %d parameters, %.1f MFLOP per position; %s\n",
+		g.Name(), cfg, net.Parameters(), net.FLOPsPerPosition()/1e6, gpu.Name())
+	positions := env.RandomPositions(g, 64, 1, false)
+	inputs := encodePositions(g, positions)
+	layers := net.Fold().Layers()
+	for _, batch := range batches {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r, err := cuda.BenchForward(gpu.D, layers, inputs, batch, budget)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(io.out, "batch %4d: %9.0f positions/s  %7.1f TFLOP/s  (%s)\n", batch, r.PositionsPerSecond,
+			r.PositionsPerSecond*net.FLOPsPerPosition()/1e12, r.Path)
+	}
+	if trainBatch == 0 {
+		return nil
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	all := env.RandomPositions(g, trainBatch, 2, false)
+	rate, err := cuda.BenchTrain(gpu.D, net, trainingBatch(g, all, rng), budget)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(io.out, "training batch %d: %.0f samples/s\n", trainBatch, rate)
+	return nil
+}
+
+// encodePositions encodes positions one after another.
+func encodePositions(g env.Game, positions []env.State) []float32 {
+	p, h, w := g.EncodedShape()
+	out := make([]float32, len(positions)*p*h*w)
+	for i, s := range positions {
+		s.Encode(out[i*p*h*w : (i+1)*p*h*w])
+	}
+	return out
 }
 
 // benchTrials is how many trials each speed figure is the best of.

@@ -17,6 +17,7 @@ import (
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/device"
 	"github.com/flipzero/flipzero/selfplay"
 )
 
@@ -30,6 +31,10 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
 	configPath := fs.String("config", "", "run config (default: configs/<game>.yaml)")
 	seconds := fs.Float64("seconds", 10, "how long to run each measurement")
+	dev := addDeviceFlag(fs)
+	workersFlag := fs.Int("workers", 0, "self-play workers (0: the config's)")
+	concurrentFlag := fs.Int("concurrent", 0, "games per worker (0: the config's)")
+	batchFlag := fs.Int("batch", 0, "evaluation batch per worker (0: the config's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -52,6 +57,23 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	}
 	budget := time.Duration(*seconds * float64(time.Second))
 	settings := cfg.SelfPlay
+	if *workersFlag < 0 || *concurrentFlag < 0 || *batchFlag < 0 {
+		return usagef("--workers, --concurrent and --batch must not be negative")
+	}
+	if *workersFlag > 0 {
+		settings.Workers = *workersFlag
+	}
+	if *concurrentFlag > 0 {
+		settings.Concurrent = *concurrentFlag
+	}
+	if *batchFlag > 0 {
+		settings.BatchSize = *batchFlag
+	}
+	backend, say, err := dev.open()
+	if err != nil {
+		return err
+	}
+	say(io.out)
 	if settings.Workers == 0 {
 		settings.Workers = runtime.NumCPU()
 	}
@@ -73,13 +95,14 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	deadline := time.Now().Add(budget)
 	errs := make(chan error, settings.Workers)
 	for w := 0; w < settings.Workers; w++ {
-		eval, err := folded.NewEvaluator(settings.BatchSize)
+		eval, err := nn.NewEvaluator(backend, folded, settings.BatchSize)
 		if err != nil {
 			return err
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer device.Close(eval)
 			priors := make([]float32, len(positions)*g.ActionSpace())
 			values := make([]float32, len(positions))
 			for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -105,7 +128,7 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	played := 0
 	start = time.Now()
 	stats, err := selfplay.PlayGames(playCtx, g, cfg.Search, settings, 1, func() (mcts.Evaluator, error) {
-		return folded.NewEvaluator(settings.BatchSize)
+		return nn.NewEvaluator(backend, folded, settings.BatchSize)
 	}, func(selfplay.GameRecord) { played++ })
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err

@@ -9,8 +9,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	pb "github.com/flipzero/flipzero/nn/onnx/onnxpb"
 	"github.com/flipzero/flipzero/loop"
+	pb "github.com/flipzero/flipzero/nn/onnx/onnxpb"
 )
 
 // TestExportONNX exports a trained generation with --format onnx and

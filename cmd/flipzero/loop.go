@@ -20,6 +20,7 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	minutes := fs.Float64("minutes", 0, "stop starting generations after this many minutes (0: no limit)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed")
 	quiet := fs.Bool("quiet", false, "no progress bars")
+	dev := addDeviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -34,7 +35,13 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 			return usagef("--config is required to start a new run in %s", *runDir)
 		}
 	}
+	backend, say, err := dev.open()
+	if err != nil {
+		return err
+	}
+	say(io.out)
 	opts := loop.LoopOptions{
+		Backend:        backend,
 		ConfigPath:     *config,
 		RunDir:         *runDir,
 		MaxGenerations: *generations,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"time"
@@ -19,6 +20,7 @@ type engineFlags struct {
 	model    *string
 	playouts *int
 	seconds  *float64
+	device   deviceFlag
 }
 
 func addEngineFlags(fs *flagSet) engineFlags {
@@ -26,26 +28,34 @@ func addEngineFlags(fs *flagSet) engineFlags {
 		model:    fs.String("model", "", "model file (from flipzero export) or checkpoint"),
 		playouts: fs.Int("playouts", 400, "search playouts per decision"),
 		seconds:  fs.Float64("seconds", 0, "search time per decision in seconds, instead of --playouts"),
+		device:   addDeviceFlag(fs),
 	}
 }
 
-// engine loads the model into an engine with the strength asked for.
-func (f engineFlags) engine() (*engine.Engine, error) {
+// engine loads the model into an engine with the strength asked for, on
+// the device asked for; say tells a log which device that is, once the
+// command has checked the rest of its flags.
+func (f engineFlags) engine() (e *engine.Engine, say func(io.Writer), err error) {
 	if *f.model == "" {
-		return nil, usagef("--model is required")
+		return nil, nil, usagef("--model is required")
 	}
 	if *f.seconds < 0 || math.IsNaN(*f.seconds) || *f.seconds > 24*3600 {
-		return nil, usagef("--seconds must be between 0 and a day, got %v", *f.seconds)
+		return nil, nil, usagef("--seconds must be between 0 and a day, got %v", *f.seconds)
 	}
 	opts := engine.EngineOptions{Playouts: *f.playouts, MoveTime: time.Duration(*f.seconds * float64(time.Second))}
 	if opts.MoveTime == 0 && opts.Playouts < 1 {
-		return nil, usagef("--playouts must be at least 1, got %d", opts.Playouts)
+		return nil, nil, usagef("--playouts must be at least 1, got %d", opts.Playouts)
 	}
-	e, err := engine.NewModelEngine(*f.model, nil, opts)
+	backend, say, err := f.device.open()
 	if err != nil {
-		return nil, usageError{err}
+		return nil, nil, err
 	}
-	return e, nil
+	opts.Backend = backend
+	e, err = engine.NewModelEngine(*f.model, nil, opts)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	return e, say, nil
 }
 
 // sideFlag reads --as: the person's side, the first player's by default.
@@ -70,7 +80,7 @@ func runPlay(ctx context.Context, args []string, io stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	e, err := ef.engine()
+	e, say, err := ef.engine()
 	if err != nil {
 		return err
 	}
@@ -78,6 +88,7 @@ func runPlay(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	say(io.err)
 	return terminal.Play(ctx, e, human, io.in, io.out)
 }
 
@@ -91,10 +102,11 @@ func runGTP(ctx context.Context, args []string, io stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	e, err := ef.engine()
+	e, say, err := ef.engine()
 	if err != nil {
 		return err
 	}
+	say(io.err)
 	return gtp.Serve(ctx, gtpController{e}, io.in, io.out, io.err)
 }
 
@@ -113,7 +125,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	e, err := ef.engine()
+	e, say, err := ef.engine()
 	if err != nil {
 		return err
 	}
@@ -129,6 +141,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--addr: %w", err)}
 	}
+	say(io.err)
 	fmt.Fprintf(io.out, "flipzero plays %s at http://%s/ (Ctrl-C stops)\n", e.Game().Name(), ln.Addr())
 	return web.Serve(ctx, ln, game.Handler())
 }

@@ -156,7 +156,7 @@ func TestPluggableGame(t *testing.T) {
 	}
 
 	// Arena: the trained network against random play.
-	net, err := player.LoadNetworkPlayer(run.Checkpoint(2), nim{}, 16)
+	net, err := player.LoadNetworkPlayer(nil, run.Checkpoint(2), nim{}, 16)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1086,3 +1086,14 @@ func (t *Trainer) free() {
 	}
 	t.blas, t.dnn, t.stream = 0, 0, 0
 }
+
+// Network is the network being trained; its arrays hold the trained
+// weights after Sync.
+func (t *Trainer) Network() *nn.Network { return t.net }
+
+// Config is the optimizer's current configuration.
+func (t *Trainer) Config() nn.TrainConfig { return t.cfg }
+
+// Resume sets the step count, for a trainer that goes on from a
+// checkpoint.
+func (t *Trainer) Resume(steps int64) { t.steps = steps }
