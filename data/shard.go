@@ -48,15 +48,25 @@ var ErrCorrupt = errors.New("corrupt shard")
 
 // WriteShard writes samples of game g to path atomically.
 func WriteShard(path string, g env.Game, samples []Sample) error {
+	raw, err := EncodeShard(g, samples)
+	if err != nil {
+		return fmt.Errorf("write shard %s: %w", path, err)
+	}
+	return atomicfile.WriteBytes(path, raw)
+}
+
+// EncodeShard is a shard file's bytes: what WriteShard writes, for
+// sending over a network.
+func EncodeShard(g env.Game, samples []Sample) ([]byte, error) {
 	for i := range samples {
 		if err := samples[i].Validate(g); err != nil {
-			return fmt.Errorf("write shard %s: sample %d: %w", path, i, err)
+			return nil, fmt.Errorf("sample %d: %w", i, err)
 		}
 	}
 	var payload bytes.Buffer
 	zw, err := flate.NewWriter(&payload, flate.BestSpeed)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bw := bufio.NewWriterSize(zw, 1<<16)
 	var scratch [4]byte
@@ -80,23 +90,32 @@ func WriteShard(path string, g env.Game, samples []Sample) error {
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := zw.Close(); err != nil {
-		return err
+		return nil, err
 	}
 	header := shardHeader(g, len(samples), payload.Len())
 	crc := crc32.Update(crc32.Checksum(header, castagnoli), castagnoli, payload.Bytes())
-	return atomicfile.Write(path, func(w io.Writer) error {
-		if _, err := w.Write(header); err != nil {
-			return err
-		}
-		if err := binary.Write(w, binary.LittleEndian, crc); err != nil {
-			return err
-		}
-		_, err := w.Write(payload.Bytes())
-		return err
-	})
+	out := make([]byte, 0, len(header)+4+payload.Len())
+	out = append(out, header...)
+	out = binary.LittleEndian.AppendUint32(out, crc)
+	return append(out, payload.Bytes()...), nil
+}
+
+// DecodeShard reads the samples of a shard's bytes (EncodeShard's) for
+// game g, refusing more than maxSamples before allocating any: bytes from
+// elsewhere decide nothing about memory beyond that bound.
+func DecodeShard(raw []byte, g env.Game, maxSamples int) ([]Sample, error) {
+	r := bytes.NewReader(raw)
+	head, err := readHeader(r, int64(len(raw)), g)
+	if err != nil {
+		return nil, err
+	}
+	if head.count > maxSamples {
+		return nil, corrupt("%d samples, at most %d accepted", head.count, maxSamples)
+	}
+	return readShard(bytes.NewReader(raw), int64(len(raw)), g)
 }
 
 func shardHeader(g env.Game, count, payloadLen int) []byte {

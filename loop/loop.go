@@ -45,6 +45,10 @@ type LoopOptions struct {
 	Log      io.Writer
 	Progress io.Writer
 	Seed     uint64
+	// Remote, when set, is where each generation's games come from instead
+	// of this process's self-play: workers elsewhere play them with the
+	// network the loop publishes (the cluster package).
+	Remote Remote
 }
 
 func (o *LoopOptions) defaults() {
@@ -116,6 +120,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		m, err := runGeneration(ctx, generation{
 			number: gen, cfg: cfg, game: g, trainer: trainer, replay: replay, player: player,
 			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed,
+			remote: opts.Remote, playerGen: best,
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -264,6 +269,10 @@ type generation struct {
 	rng      *rand.Rand
 	progress *progress.Reporter
 	seed     uint64
+	// remote supplies the games when self-play runs elsewhere; playerGen
+	// is the generation of player, which the workers are told.
+	remote    Remote
+	playerGen int
 }
 
 func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, error) {
@@ -271,7 +280,13 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 	m := GenerationMetrics{Generation: gen.number, Time: start.UTC().Format(time.RFC3339)}
 	shard := gen.run.Shard(gen.number)
 	var newSamples int
-	if n, err := data.ShardSamples(shard, gen.game); err == nil {
+	if gen.remote != nil {
+		n, err := collectRemote(ctx, gen, &m)
+		if err != nil {
+			return m, err
+		}
+		newSamples = n
+	} else if n, err := data.ShardSamples(shard, gen.game); err == nil {
 		// The previous run wrote this generation's games and was stopped
 		// before its checkpoint: the games are already in the window.
 		newSamples = n

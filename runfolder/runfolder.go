@@ -5,6 +5,9 @@
 //	config.yaml              the run's copy of its config
 //	models/gen-NNNNNN.ckpt   the network after each generation, with optimizer state
 //	data/gen-NNNNNN.shard    each generation's training positions
+//	data/gen-NNNNNN-r-ID-Gg.shard  G games a worker sent for a generation (shard ID)
+//	cluster-id               the run's id on a NATS server (cluster)
+//	nats/                    the embedded NATS server's JetStream storage
 //	metrics.jsonl            one line per generation
 //	matches.jsonl            the arena's matches, one line each
 //	plot.png                 curves drawn on request
@@ -31,7 +34,10 @@ const (
 	plotName    = "plot.png"
 )
 
-var checkpointName = regexp.MustCompile(`^gen-(\d{6})\.ckpt$`)
+var (
+	checkpointName = regexp.MustCompile(`^gen-(\d{6})\.ckpt$`)
+	receivedName   = regexp.MustCompile(`^gen-(\d{6})-r-([A-Za-z0-9_-]{1,64})-(\d{1,9})g\.shard$`)
+)
 
 // GenerationName is how a generation's files and the arena name it:
 // gen-000012.
@@ -57,6 +63,45 @@ func (f Folder) Checkpoint(gen int) string {
 
 // Shard is the training data generation gen played.
 func (f Folder) Shard(gen int) string { return f.path(dataDir, GenerationName(gen)+".shard") }
+
+// ReceivedShard is where games generation gen received from a worker
+// are kept: the shard's id in the name is how a restarted trainer knows
+// the shards it already has.
+func (f Folder) ReceivedShard(gen int, id string, games int) string {
+	return f.path(dataDir, fmt.Sprintf("%s-r-%s-%dg.shard", GenerationName(gen), id, games))
+}
+
+// Received is a shard a worker sent, as its file name tells.
+type Received struct {
+	Generation int
+	ID         string
+	Games      int
+	Path       string
+}
+
+// ReceivedShards lists the shards received from workers.
+func (f Folder) ReceivedShards() ([]Received, error) {
+	entries, err := os.ReadDir(f.Data())
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", f, err)
+	}
+	var out []Received
+	for _, e := range entries {
+		if m := receivedName.FindStringSubmatch(e.Name()); m != nil {
+			gen, _ := strconv.Atoi(m[1])
+			games, _ := strconv.Atoi(m[3])
+			out = append(out, Received{gen, m[2], games, filepath.Join(f.Data(), e.Name())})
+		}
+	}
+	return out, nil
+}
+
+// ClusterID holds the run's id on a NATS server, so that shards of
+// another run of the same name are refused.
+func (f Folder) ClusterID() string { return f.path("cluster-id") }
+
+// NATS is the embedded NATS server's storage.
+func (f Folder) NATS() string { return f.path("nats") }
 
 // Metrics is the log of one line per generation.
 func (f Folder) Metrics() string { return f.path(metricsName) }

@@ -13,7 +13,10 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 		"Trains by self-play: generations of self-play games, training steps and a\n"+
 		"checkpoint, everything kept under the run folder. Run it again on the same\n"+
 		"folder to resume (the run's own copy of the config is used then).\n"+
-		"Ctrl-C stops it; nothing on disk is ever half-written.", io.out)
+		"Ctrl-C stops it; nothing on disk is ever half-written.\n\n"+
+		"With --nats URL (or --serve-nats ADDR, a NATS server in this process) the\n"+
+		"games come from workers on other machines (flipzero worker), and from\n"+
+		"--local-workers in this one.", io.out)
 	config := fs.String("config", "", "config file of a new run (e.g. configs/tictactoe.yaml)")
 	runDir := fs.String("run", "", "run folder: created for a new run, resumed if it exists")
 	generations := fs.Int("generations", 0, "stop after this many new generations (0: no limit)")
@@ -21,7 +24,11 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed")
 	quiet := fs.Bool("quiet", false, "no progress bars")
 	dev := addDeviceFlag(fs)
+	cf := addClusterFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := cf.validate(); err != nil {
 		return err
 	}
 	if *runDir == "" {
@@ -52,6 +59,14 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	}
 	if *quiet {
 		opts.Progress = nil
+	}
+	if cf.enabled() {
+		remote, stop, err := startCluster(ctx, cf, *runDir, io)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		opts.Remote = remote
 	}
 	return loop.Loop(ctx, opts)
 }

@@ -60,6 +60,7 @@ func commands() []command {
 		{"serve", "serve a web page to play against a model in a browser", runServe},
 		{"arena", "play games between two players and print the score and Elo difference", runArena},
 		{"ratings", "fit Elo ratings to every match stored in a run", runRatings},
+		{"worker", "play self-play games for a run whose trainer is on another machine (NATS)", runWorker},
 	}
 	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })

@@ -1,0 +1,38 @@
+// Package cluster spreads self-play over many machines through NATS
+// JetStream. One trainer keeps the run folder and trains; workers anywhere
+// play games with the newest network and send the positions back.
+//
+// Everything a run shares lives under its name N ([A-Za-z0-9_-], the run
+// folder's base name by default):
+//
+//	key-value bucket  flipzero_N          key "state": the run's id, game,
+//	                                      config, the generation to play
+//	                                      with and its model's object name
+//	object store      flipzero_N_models   gen-NNNNNN: each published network
+//	                                      as a folded model file
+//	stream            FLIPZERO_N_SHARDS   subject flipzero.N.shards: games
+//	                                      from the workers, a work queue
+//	                                      read by the durable consumer
+//	                                      "trainer"
+//
+// Generations go KataGo's way: workers play continuously, each game with
+// the newest network they have, and tag every shard with that network's
+// generation; the trainer counts the games it receives for a generation
+// and trains when it has the config's games_per_generation. A shard
+// played by a network more than MaxStale generations older than the
+// published one is refused (its games would teach what the network has
+// already outgrown), and a worker stops a round early when that happens.
+//
+// Nothing is lost or doubled: each shard has a random id, sent as the
+// message's Nats-Msg-Id (JetStream drops a republished copy within its
+// duplicate window) and used in the name of the file the trainer writes
+// it to, atomically, before it acknowledges the message. A shard
+// redelivered after a crash between the write and the acknowledgement is
+// recognised by its id among the run folder's files, acknowledged and
+// dropped, so a restarted trainer knows every shard it has ever stored.
+//
+// Everything from the network is untrusted: a message is checked (sizes
+// before any allocation, the run's id, the game, format version, shapes,
+// finite values, legal actions in range, policies that sum to one) and a
+// bad one is logged with its reason and terminated, never trained on.
+package cluster

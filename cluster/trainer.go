@@ -1,0 +1,383 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flipzero/flipzero/data"
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/runfolder"
+)
+
+// State is what the trainer tells the workers, in the state bucket.
+type State struct {
+	Format  int    `json:"format"`
+	Version string `json:"version"` // the trainer's flipzero, for messages
+	RunID   string `json:"run_id"`
+	Game    string `json:"game"`
+	// Config is the run's config.yaml: the workers play with its search
+	// and selfplay sections.
+	Config string `json:"config"`
+	// Generation is the network to play with, the object Model in the
+	// model store, published at Published.
+	Generation int       `json:"generation"`
+	Model      string    `json:"model"`
+	Published  time.Time `json:"published"`
+	// MaxStale is how many generations older than Generation a shard's
+	// network may be and still be trained on.
+	MaxStale int `json:"max_stale"`
+}
+
+const (
+	maxStateBytes = 1 << 20
+	maxModelBytes = 512 << 20
+)
+
+// TrainerOptions configure the trainer's side.
+type TrainerOptions struct {
+	Run   runfolder.Folder
+	Name  string // the run's name on the server (default NameOf(Run))
+	Games loop.Games
+	// MaxStale: shards played by a network more than this many
+	// generations older than the published one are refused (default 0
+	// means 0: only the newest network's games; the loop's flag defaults
+	// to 1 so that games in flight when a network is published count).
+	MaxStale int
+	// StreamBytes bounds the shard stream: workers wait when it is full
+	// (default 1 GiB).
+	StreamBytes int64
+	Version     string
+	Log         io.Writer
+}
+
+// Stats counts what the trainer received.
+type Stats struct {
+	Shards, Samples, Games int   // stored
+	Bytes                  int64 // message bytes of stored shards
+	Duplicates, Refused    int
+}
+
+// Trainer is the loop's Remote over NATS: it publishes networks and the
+// run's state and collects the workers' shards.
+type Trainer struct {
+	opts TrainerOptions
+	js   jetstream.JetStream
+
+	mu    sync.Mutex
+	ready bool
+	runID string
+	game  env.Game
+	raw   []byte
+	kv    jetstream.KeyValue
+	obj   jetstream.ObjectStore
+	cons  jetstream.Consumer
+	seen  map[string]bool
+	// published is the generation the workers were last told (-1: none).
+	published int
+	stats     Stats
+}
+
+var _ loop.Remote = (*Trainer)(nil)
+
+// NewTrainer prepares the trainer's side of a run on the server nc is
+// connected to. The run's folder may not exist yet: it is read on the
+// first Publish.
+func NewTrainer(nc *nats.Conn, opts TrainerOptions) (*Trainer, error) {
+	if opts.Name == "" {
+		opts.Name = NameOf(string(opts.Run))
+	}
+	if err := CheckName(opts.Name); err != nil {
+		return nil, err
+	}
+	if opts.StreamBytes == 0 {
+		opts.StreamBytes = 1 << 30
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return &Trainer{opts: opts, js: js, published: -1}, nil
+}
+
+// Stats is what the trainer has received so far.
+func (t *Trainer) Stats() Stats {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stats
+}
+
+func (t *Trainer) logf(format string, args ...any) {
+	if t.opts.Log != nil {
+		fmt.Fprintf(t.opts.Log, format+"\n", args...)
+	}
+}
+
+// setup reads the run folder and creates the run's bucket, object store,
+// stream and consumer (or finds them from before).
+func (t *Trainer) setup(ctx context.Context) error {
+	if t.ready {
+		return nil
+	}
+	run := t.opts.Run
+	cfg, err := loop.LoadConfig(run.Config(), t.opts.Games)
+	if err != nil {
+		return err
+	}
+	if t.game, err = t.opts.Games.ByName(cfg.Game); err != nil {
+		return err
+	}
+	if t.raw, err = os.ReadFile(run.Config()); err != nil {
+		return err
+	}
+	if t.runID, err = runID(run); err != nil {
+		return err
+	}
+	received, err := run.ReceivedShards()
+	if err != nil {
+		return err
+	}
+	t.seen = make(map[string]bool, len(received))
+	for _, r := range received {
+		t.seen[r.ID] = true
+	}
+	name := t.opts.Name
+	t.kv, err = t.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: stateBucket(name), Description: "flipzero run " + name + ": state",
+		History: 1, MaxValueSize: maxStateBytes, Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return fmt.Errorf("state bucket %s: %w", stateBucket(name), err)
+	}
+	t.obj, err = t.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket: modelStore(name), Description: "flipzero run " + name + ": networks",
+		Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return fmt.Errorf("model store %s: %w", modelStore(name), err)
+	}
+	stream, err := t.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name: shardStream(name), Description: "flipzero run " + name + ": games from workers",
+		Subjects:  []string{shardSubject(name)},
+		Retention: jetstream.WorkQueuePolicy, Storage: jetstream.FileStorage,
+		MaxBytes: t.opts.StreamBytes, Discard: jetstream.DiscardNew,
+		MaxMsgSize: MaxMessage + 64<<10, Duplicates: 2 * time.Minute,
+	})
+	if err != nil {
+		return fmt.Errorf("shard stream %s: %w", shardStream(name), err)
+	}
+	t.cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable: consumerName, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: 10 * time.Second, MaxAckPending: 256,
+	})
+	if err != nil {
+		return fmt.Errorf("shard consumer: %w", err)
+	}
+	t.ready = true
+	return nil
+}
+
+// runID reads the run's id, making one for a run that has none.
+func runID(run runfolder.Folder) (string, error) {
+	raw, err := os.ReadFile(run.ClusterID())
+	if err == nil {
+		id := strings.TrimSpace(string(raw))
+		if validShardID.MatchString(id) {
+			return id, nil
+		}
+		return "", fmt.Errorf("%s: %q is not a run id", run.ClusterID(), id)
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	id := randomID()
+	return id, atomicfile.WriteBytes(run.ClusterID(), []byte(id+"\n"))
+}
+
+func randomID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// Publish puts the network in the model store and points the state at it.
+func (t *Trainer) Publish(ctx context.Context, gen int, net *nn.Folded) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.setup(ctx); err != nil {
+		return err
+	}
+	if t.published == gen {
+		return nil
+	}
+	model := runfolder.GenerationName(gen)
+	dir, err := os.MkdirTemp("", "flipzero-publish-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, model+".fznet")
+	if err := nn.SaveFolded(path, net, 0, map[string]string{"generation": fmt.Sprint(gen)}); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if _, err := t.obj.PutBytes(ctx, model, raw); err != nil {
+		return fmt.Errorf("put %s in %s: %w", model, modelStore(t.opts.Name), err)
+	}
+	st := State{
+		Format: Format, Version: t.opts.Version, RunID: t.runID, Game: t.game.Name(),
+		Config: string(t.raw), Generation: gen, Model: model, Published: time.Now().UTC(),
+		MaxStale: t.opts.MaxStale,
+	}
+	value, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	if _, err := t.kv.Put(ctx, stateKey, value); err != nil {
+		return fmt.Errorf("put the run's state: %w", err)
+	}
+	t.published = gen
+	t.logf("published generation %d for the workers of run %s", gen, t.opts.Name)
+	// Old networks are no use to anyone: workers fetch the newest.
+	if old := gen - t.opts.MaxStale - 1; old >= 0 {
+		t.obj.Delete(ctx, runfolder.GenerationName(old))
+	}
+	return nil
+}
+
+// Collect receives generation number's games until it has quota of them.
+func (t *Trainer) Collect(ctx context.Context, number, quota int, add func(loop.RemoteGames)) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := t.setup(ctx); err != nil {
+		return err
+	}
+	received, err := t.opts.Run.ReceivedShards()
+	if err != nil {
+		return err
+	}
+	games := 0
+	for _, r := range received {
+		if r.Generation != number {
+			continue
+		}
+		n, err := data.ShardSamples(r.Path, t.game)
+		if err != nil {
+			continue // LoadReplay has reported it
+		}
+		games += r.Games
+		add(loop.RemoteGames{Stored: true, Games: r.Games, Positions: n})
+	}
+	for games < quota {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch, err := t.cons.Fetch(16, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The server is away (restarting, a network cut): the client
+			// reconnects by itself, so wait and ask again.
+			t.logf("fetching shards: %v", err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		for msg := range batch.Messages() {
+			if games >= quota {
+				msg.Nak() // the next generation's
+				continue
+			}
+			games += t.receive(ctx, number, msg, add)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			t.logf("fetching shards: %v", err)
+		}
+	}
+	return nil
+}
+
+// receive checks one message, stores it and acknowledges it; it returns
+// the games it added.
+func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, add func(loop.RemoteGames)) int {
+	h, samples, err := t.check(msg.Data())
+	if err != nil {
+		t.stats.Refused++
+		from := "unknown worker"
+		if h.Worker != "" {
+			from = fmt.Sprintf("worker %q", h.Worker)
+		}
+		t.logf("shard %q from %s dropped: %v", h.Shard, from, err)
+		msg.TermWithReason(err.Error())
+		return 0
+	}
+	if t.seen[h.Shard] {
+		t.stats.Duplicates++
+		t.logf("shard %s from worker %q dropped: already stored (redelivered)", h.Shard, h.Worker)
+		msg.Ack()
+		return 0
+	}
+	path := t.opts.Run.ReceivedShard(number, h.Shard, h.Games)
+	if err := data.WriteShard(path, t.game, samples); err != nil {
+		// Not acknowledged: the server redelivers it after the ack wait.
+		t.logf("storing shard %s: %v", h.Shard, err)
+		msg.Nak()
+		return 0
+	}
+	t.seen[h.Shard] = true
+	if err := msg.DoubleAck(ctx); err != nil {
+		// Stored all the same; a redelivery is recognised by its id.
+		t.logf("acknowledging shard %s: %v", h.Shard, err)
+	}
+	t.stats.Shards++
+	t.stats.Samples += len(samples)
+	t.stats.Games += h.Games
+	t.stats.Bytes += int64(len(msg.Data()))
+	add(loop.RemoteGames{Samples: samples, Games: h.Games, Moves: h.Moves, Results: h.Results})
+	return h.Games
+}
+
+// check decodes and checks a message against the run.
+func (t *Trainer) check(msg []byte) (ShardHeader, []data.Sample, error) {
+	h, body, err := decodeHeader(msg)
+	if err != nil {
+		return h, nil, err
+	}
+	switch {
+	case h.RunID != t.runID:
+		return h, nil, refuse("run id %q is not this run's %q: a worker of another run of the same name", h.RunID, t.runID)
+	case h.Game != t.game.Name():
+		return h, nil, refuse("game %q, this run plays %q", h.Game, t.game.Name())
+	case h.Generation > t.published:
+		return h, nil, refuse("played by generation %d, newer than the published %d", h.Generation, t.published)
+	case h.Generation < t.published-t.opts.MaxStale:
+		return h, nil, refuse("played by generation %d, more than %d older than the published %d", h.Generation, t.opts.MaxStale, t.published)
+	}
+	samples, err := decodeSamples(h, body, t.game)
+	return h, samples, err
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}

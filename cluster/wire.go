@@ -1,0 +1,158 @@
+package cluster
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/flipzero/flipzero/data"
+	"github.com/flipzero/flipzero/env"
+)
+
+// A shard on the wire is
+//
+//	magic "FZWIRE\x00\x00"   8 bytes
+//	header length            uint32, at most MaxHeaderBytes
+//	header                   JSON (ShardHeader)
+//	shard                    the data package's shard encoding, checksummed
+//
+// Format is bumped whenever this layout, the header or the state's
+// meaning changes; trainers and workers of different formats refuse each
+// other with a message that says so.
+const (
+	Format      = 1
+	wireMagic   = "FZWIRE\x00\x00"
+	MaxHeader   = 4 << 10
+	MaxMessage  = 16 << 20
+	MaxSamples  = 1 << 15
+	maxGames    = 1 << 16
+	policySlack = 1e-3
+)
+
+// ShardHeader says where a shard comes from.
+type ShardHeader struct {
+	Format int    `json:"format"`
+	RunID  string `json:"run_id"`
+	Game   string `json:"game"`
+	// Generation is the network's that played every game in the shard.
+	Generation int    `json:"generation"`
+	Shard      string `json:"shard"`  // random id, unique over the run
+	Worker     string `json:"worker"` // who played it, for the log
+	Version    string `json:"version"`
+	Samples    int    `json:"samples"`
+	Games      int    `json:"games"`
+	Moves      int    `json:"moves"`
+	// Results counts first-player wins, second-player wins and draws.
+	Results [3]int `json:"results"`
+}
+
+var validShardID = validName
+
+// encodeShard makes a message body from a header and samples.
+func encodeShard(h ShardHeader, g env.Game, samples []data.Sample) ([]byte, error) {
+	h.Samples = len(samples)
+	head, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	if len(head) > MaxHeader {
+		return nil, fmt.Errorf("shard header of %d bytes, limit %d", len(head), MaxHeader)
+	}
+	body, err := data.EncodeShard(g, samples)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(wireMagic)+4+len(head)+len(body))
+	out = append(out, wireMagic...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(head)))
+	out = append(out, head...)
+	return append(out, body...), nil
+}
+
+// errRefused marks a message that is not a good shard of this run.
+var errRefused = errors.New("refused")
+
+func refuse(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errRefused, fmt.Sprintf(format, args...))
+}
+
+// decodeHeader reads a message's header, checking what can be checked
+// without the run: sizes, format, the id's form, counts in range.
+func decodeHeader(msg []byte) (ShardHeader, []byte, error) {
+	if len(msg) > MaxMessage {
+		return ShardHeader{}, nil, refuse("message of %d bytes, limit %d", len(msg), MaxMessage)
+	}
+	if len(msg) < len(wireMagic)+4 || string(msg[:len(wireMagic)]) != wireMagic {
+		return ShardHeader{}, nil, refuse("not a flipzero shard (bad magic)")
+	}
+	n := int(binary.LittleEndian.Uint32(msg[len(wireMagic):]))
+	rest := msg[len(wireMagic)+4:]
+	if n > MaxHeader || n > len(rest) {
+		return ShardHeader{}, nil, refuse("header of %d bytes in a message of %d", n, len(msg))
+	}
+	var h ShardHeader
+	dec := json.NewDecoder(bytes.NewReader(rest[:n]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		return ShardHeader{}, nil, refuse("header: %v", err)
+	}
+	switch {
+	case h.Format != Format:
+		return h, nil, refuse("wire format %d from flipzero %q, this trainer speaks format %d: run the same flipzero version everywhere", h.Format, h.Version, Format)
+	case !validShardID.MatchString(h.Shard):
+		return h, nil, refuse("shard id %q is not an id", h.Shard)
+	case h.Samples < 1 || h.Samples > MaxSamples:
+		return h, nil, refuse("%d samples, must be 1..%d", h.Samples, MaxSamples)
+	case h.Games < 1 || h.Games > maxGames || h.Moves < 0 || h.Moves > maxGames*10000:
+		return h, nil, refuse("%d games of %d moves", h.Games, h.Moves)
+	case h.Results[0] < 0 || h.Results[1] < 0 || h.Results[2] < 0 || h.Results[0]+h.Results[1]+h.Results[2] != h.Games:
+		return h, nil, refuse("results %v do not add up to %d games", h.Results, h.Games)
+	case h.Generation < 0:
+		return h, nil, refuse("generation %d", h.Generation)
+	}
+	return h, rest[n:], nil
+}
+
+// decodeSamples reads and checks a shard's samples: the data package
+// checks the checksum, shapes and legal actions; this adds what training
+// needs of values from elsewhere.
+func decodeSamples(h ShardHeader, body []byte, g env.Game) ([]data.Sample, error) {
+	samples, err := data.DecodeShard(body, g, min(h.Samples, MaxSamples))
+	if err != nil {
+		return nil, refuse("%v", err)
+	}
+	if len(samples) != h.Samples {
+		return nil, refuse("%d samples, the header says %d", len(samples), h.Samples)
+	}
+	for i := range samples {
+		if err := checkValues(&samples[i]); err != nil {
+			return nil, refuse("sample %d: %v", i, err)
+		}
+	}
+	return samples, nil
+}
+
+func checkValues(s *data.Sample) error {
+	for k, v := range s.Planes {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("plane value %d is %v", k, v)
+		}
+	}
+	sum := 0.0
+	for k, p := range s.Policy {
+		if !(p >= 0 && p <= 1) {
+			return fmt.Errorf("policy entry %d is %v", k, p)
+		}
+		sum += float64(p)
+	}
+	if math.Abs(sum-1) > policySlack {
+		return fmt.Errorf("policy sums to %v", sum)
+	}
+	if !(s.Weight >= 0 && s.Weight <= 100) {
+		return fmt.Errorf("weight %v", s.Weight)
+	}
+	return nil
+}
