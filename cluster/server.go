@@ -72,6 +72,9 @@ func Serve(opts ServerOptions) (*server.Server, error) {
 	if host == "" {
 		host = "0.0.0.0"
 	}
+	if port == 0 {
+		port = server.RANDOM_PORT // the server's default otherwise
+	}
 	so := &server.Options{
 		ServerName: "flipzero", Host: host, Port: port,
 		JetStream: true, StoreDir: opts.StoreDir,

@@ -39,6 +39,8 @@ type WorkerOptions struct {
 	// OnNetwork, when set, is told each time the worker starts playing
 	// with a new network, and how long after its publication.
 	OnNetwork func(gen int, lag time.Duration)
+	// OnShard, when set, is told each shard the server has accepted.
+	OnShard func(id string, games, samples int)
 }
 
 // ErrIncompatible is a run this worker cannot play for: another wire
@@ -363,6 +365,9 @@ func (w *worker) publish(ctx context.Context, games []selfplay.GameRecord) error
 		_, err := w.js.PublishMsg(ctx, msg)
 		if err == nil {
 			w.shards++
+			if w.opts.OnShard != nil {
+				w.opts.OnShard(h.Shard, h.Games, len(samples))
+			}
 			return nil
 		}
 		if ctx.Err() != nil {

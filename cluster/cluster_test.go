@@ -1,0 +1,444 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flipzero/flipzero/data"
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/runfolder"
+)
+
+// syncBuffer is a log several goroutines write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// tinyConfig writes the tic-tac-toe config with small generations.
+func tinyConfig(t *testing.T, gamesPerGen int) string {
+	t.Helper()
+	raw, err := os.ReadFile("../configs/tictactoe.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), "games_per_generation: 200", "games_per_generation: "+strconv.Itoa(gamesPerGen), 1)
+	text = strings.Replace(text, "min_samples: 256", "min_samples: 32", 1)
+	text = strings.Replace(text, "concurrent_games: 64", "concurrent_games: 16", 1)
+	path := filepath.Join(t.TempDir(), "tictactoe.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// embedded starts an embedded server on a random loopback port.
+func embedded(t *testing.T, auth Auth) (string, func()) {
+	t.Helper()
+	s, err := Serve(ServerOptions{Addr: "127.0.0.1:0", StoreDir: t.TempDir(), Auth: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := func() { s.Shutdown(); s.WaitForShutdown() }
+	t.Cleanup(stop)
+	return s.ClientURL(), stop
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// debianServer runs the nats-server program (Debian's package) on a
+// loopback port with its store in dir; stop ends it.
+func debianServer(t *testing.T, port int, dir string) (url string, stop func()) {
+	t.Helper()
+	bin, err := exec.LookPath("nats-server")
+	if err != nil {
+		t.Skip("nats-server is not installed (apt-get install nats-server)")
+	}
+	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", dir)
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	stop = func() {
+		select {
+		case <-done:
+			return
+		default:
+		}
+		cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	t.Cleanup(stop)
+	url = fmt.Sprintf("nats://127.0.0.1:%d", port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+			c.Close()
+			return url, stop
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("nats-server did not start:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func connect(t *testing.T, url string, auth Auth) *nats.Conn {
+	t.Helper()
+	nc, err := Connect(ConnectOptions{URL: url, Auth: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// newRun creates a run folder with its config and a generation-0 network.
+func newRun(t *testing.T, gamesPerGen int) (runfolder.Folder, *nn.Folded) {
+	t.Helper()
+	run := runfolder.Folder(filepath.Join(t.TempDir(), "run"))
+	if err := run.Create(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(tinyConfig(t, gamesPerGen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(run.Config(), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loop.ParseConfig(raw, games.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := nn.New(tictactoe.Game{}, cfg.Network, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, net.Fold()
+}
+
+// storedSamples counts the samples in a run's received shards, and
+// fails on a shard stored twice.
+func storedSamples(t *testing.T, run runfolder.Folder) (samples, shards int) {
+	t.Helper()
+	received, err := run.ReceivedShards()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for _, r := range received {
+		if ids[r.ID] {
+			t.Errorf("shard %s stored twice", r.ID)
+		}
+		ids[r.ID] = true
+		s, err := data.ReadShard(r.Path, tictactoe.Game{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		samples += len(s)
+	}
+	return samples, len(received)
+}
+
+// TestTrainerAndWorkers runs the loop for two generations with two
+// workers over the embedded server: every shard a worker had accepted is
+// either stored once or still waiting in the stream, and the positions
+// trained on are the positions stored.
+func TestTrainerAndWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	auth := Auth{Token: "s3cret"}
+	url, _ := embedded(t, auth)
+	run, _ := newRun(t, 24)
+	var log syncBuffer
+	trainer, err := NewTrainer(connect(t, url, auth), TrainerOptions{Run: run, Games: games.Builtin(), MaxStale: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	sent := map[string]int{}
+	lags := 0
+	wctx, stopWorkers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := RunWorker(wctx, connect(t, url, auth), WorkerOptions{
+				Name: NameOf(string(run)), Games: games.Builtin(), Workers: 1, ID: fmt.Sprint("w", i), Seed: uint64(i), Log: &log,
+				OnShard: func(id string, games, samples int) {
+					mu.Lock()
+					sent[id] = samples
+					mu.Unlock()
+				},
+				OnNetwork: func(int, time.Duration) {
+					mu.Lock()
+					lags++
+					mu.Unlock()
+				},
+			})
+			if err != nil && wctx.Err() == nil {
+				t.Errorf("worker: %v", err)
+			}
+		}()
+	}
+	err = loop.Loop(ctx, loop.LoopOptions{RunDir: string(run), MaxGenerations: 2, Remote: trainer, Seed: 1, Log: &log})
+	stopWorkers()
+	wg.Wait()
+	if err != nil {
+		t.Fatalf("loop: %v\n%s", err, log.String())
+	}
+	ms, err := loop.ReadMetrics(run.Metrics())
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("metrics: %v, %d generations\n%s", err, len(ms), log.String())
+	}
+	stored, shards := storedSamples(t, run)
+	positions := ms[0].Positions + ms[1].Positions
+	if stored != positions || stored == 0 {
+		t.Errorf("%d samples stored, the loop counted %d positions", stored, positions)
+	}
+	if ms[0].Games < 24 || ms[1].Games < 24 {
+		t.Errorf("generations of %d and %d games, want at least 24", ms[0].Games, ms[1].Games)
+	}
+	st := trainer.Stats()
+	if st.Shards != shards || st.Samples != stored {
+		t.Errorf("trainer counted %d shards of %d samples, the run holds %d of %d", st.Shards, st.Samples, shards, stored)
+	}
+	// Whatever was sent and not stored is still in the stream or was
+	// refused as stale: nothing vanished.
+	received, _ := run.ReceivedShards()
+	for _, r := range received {
+		if _, ok := sent[r.ID]; !ok {
+			t.Errorf("stored shard %s that no worker sent", r.ID)
+		}
+	}
+	js, _ := jetstream.New(connect(t, url, auth))
+	stream, err := js.Stream(ctx, shardStream(NameOf(string(run))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := uint64(len(received)+st.Refused) + info.State.Msgs; got != uint64(len(sent)) {
+		t.Errorf("%d shards sent; %d stored, %d refused, %d waiting", len(sent), len(received), st.Refused, info.State.Msgs)
+	}
+	if lags < 2 {
+		t.Errorf("workers picked up %d networks, want each at least one", lags)
+	}
+}
+
+// goodShard is a valid shard of run's generation gen, as a worker sends it.
+func goodShard(t *testing.T, runID string, gen int) (ShardHeader, []data.Sample) {
+	t.Helper()
+	g := tictactoe.Game{}
+	s := data.Sample{Planes: make([]float32, 27), Legal: []int32{0, 4, 8}, Policy: []float32{0.25, 0.5, 0.25}, Weight: 1}
+	s.Planes[4] = 1
+	h := ShardHeader{Format: Format, RunID: runID, Game: g.Name(), Generation: gen, Shard: randomID(), Worker: "test", Games: 1, Moves: 5, Results: [3]int{1, 0, 0}}
+	return h, []data.Sample{s}
+}
+
+// reshaped is tic-tac-toe with another tensor shape, for forging shards
+// whose shapes are wrong.
+type reshaped struct{ tictactoe.Game }
+
+func (reshaped) EncodedShape() (int, int, int) { return 2, 3, 3 }
+
+func body(t *testing.T, h ShardHeader, g env.Game, samples []data.Sample) []byte {
+	t.Helper()
+	b, err := encodeShard(h, g, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestRefusesBadShards sends forged and corrupt shards beside good ones
+// through a real server (Debian's nats-server when installed, else the
+// embedded one): each bad one is dropped with its reason in the log, the
+// good ones are stored, a redelivered one is stored once.
+func TestRefusesBadShards(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var url string
+	if _, err := exec.LookPath("nats-server"); err == nil {
+		url, _ = debianServer(t, freePort(t), t.TempDir())
+	} else {
+		url, _ = embedded(t, Auth{})
+	}
+	nc := connect(t, url, Auth{})
+	run, net := newRun(t, 3)
+	var log syncBuffer
+	trainer, err := NewTrainer(nc, TrainerOptions{Run: run, Games: games.Builtin(), MaxStale: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trainer.Publish(ctx, 5, net); err != nil {
+		t.Fatal(err)
+	}
+	id := trainer.runID
+	g := tictactoe.Game{}
+	js, _ := jetstream.New(nc)
+	send := func(msgID string, b []byte) {
+		t.Helper()
+		m := nats.NewMsg(shardSubject(NameOf(string(run))))
+		m.Data = b
+		m.Header.Set(jetstream.MsgIDHeader, msgID)
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type forged struct {
+		why  string // what the log must say
+		body []byte
+	}
+	var bad []forged
+	add := func(why string, mutate func(h *ShardHeader, s []data.Sample) []byte) {
+		h, s := goodShard(t, id, 5)
+		bad = append(bad, forged{why, mutate(&h, s)})
+	}
+	add("checksum mismatch", func(h *ShardHeader, s []data.Sample) []byte {
+		b := body(t, *h, g, s)
+		b[len(b)-3] ^= 0x40
+		return b
+	})
+	add(`game "othello"`, func(h *ShardHeader, s []data.Sample) []byte { h.Game = "othello"; return body(t, *h, g, s) })
+	add("at most", func(h *ShardHeader, s []data.Sample) []byte {
+		b := body(t, *h, g, s)
+		// The header claims one sample; the shard inside claims a million.
+		cut := bytes.Index(b, []byte("FZSHARD"))
+		nameEnd := cut + 12 + len("tictactoe")
+		binary.LittleEndian.PutUint32(b[nameEnd+16:], 1_000_000)
+		return b
+	})
+	add("samples, must be", func(h *ShardHeader, s []data.Sample) []byte {
+		// A header claiming more samples than any shard may hold.
+		h.Samples = MaxSamples + 1
+		head, _ := json.Marshal(h)
+		shard, _ := data.EncodeShard(g, s)
+		b := binary.LittleEndian.AppendUint32([]byte(wireMagic), uint32(len(head)))
+		return append(append(b, head...), shard...)
+	})
+	add("shapes", func(h *ShardHeader, s []data.Sample) []byte {
+		s[0].Planes = make([]float32, 18)
+		return body(t, *h, reshaped{}, s)
+	})
+	add("plane value 3 is NaN", func(h *ShardHeader, s []data.Sample) []byte {
+		s[0].Planes[3] = float32(math.NaN())
+		return body(t, *h, g, s)
+	})
+	add("policy sums to", func(h *ShardHeader, s []data.Sample) []byte {
+		s[0].Policy[1] = 0.9
+		return body(t, *h, g, s)
+	})
+	add("another run", func(h *ShardHeader, s []data.Sample) []byte { h.RunID = randomID(); return body(t, *h, g, s) })
+	add("wire format 99", func(h *ShardHeader, s []data.Sample) []byte { h.Format = 99; return body(t, *h, g, s) })
+	add("more than 1 older", func(h *ShardHeader, s []data.Sample) []byte { h.Generation = 3; return body(t, *h, g, s) })
+	add("newer than the published", func(h *ShardHeader, s []data.Sample) []byte { h.Generation = 6; return body(t, *h, g, s) })
+	add("bad magic", func(h *ShardHeader, s []data.Sample) []byte { return []byte("hello") })
+	for i, f := range bad {
+		send(fmt.Sprint("bad", i), f.body)
+	}
+	h, s := goodShard(t, id, 4) // one generation old: still welcome
+	good := body(t, h, g, s)
+	send("good", good)
+	send("again", good) // a redelivery JetStream's own window does not catch
+	h2, s2 := goodShard(t, id, 5)
+	h2.Games = 2
+	h2.Results = [3]int{1, 0, 1}
+	send("good2", body(t, h2, g, s2))
+
+	var got []loop.RemoteGames
+	if err := trainer.Collect(ctx, 6, 3, func(b loop.RemoteGames) { got = append(got, b) }); err != nil {
+		t.Fatalf("collect: %v\n%s", err, log.String())
+	}
+	if len(got) != 2 || got[0].Games+got[1].Games != 3 {
+		t.Errorf("collected %+v, want the two good shards", got)
+	}
+	for _, f := range bad {
+		if !strings.Contains(log.String(), f.why) {
+			t.Errorf("the log does not say %q:\n%s", f.why, log.String())
+		}
+	}
+	if !strings.Contains(log.String(), "already stored") {
+		t.Errorf("the redelivered shard was not recognised:\n%s", log.String())
+	}
+	if _, shards := storedSamples(t, run); shards != 2 {
+		t.Errorf("%d shards stored, want 2", shards)
+	}
+	if st := trainer.Stats(); st.Refused != len(bad) || st.Duplicates != 1 {
+		t.Errorf("stats %+v: want %d refused, 1 duplicate", st, len(bad))
+	}
+
+	// A restarted trainer knows the stored shards from the run folder.
+	again, err := NewTrainer(nc, TrainerOptions{Run: run, Games: games.Builtin(), MaxStale: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := again.Publish(ctx, 5, net); err != nil {
+		t.Fatal(err)
+	}
+	send("third", good)
+	h3, s3 := goodShard(t, id, 5)
+	send("fresh", body(t, h3, g, s3))
+	got = nil
+	if err := again.Collect(ctx, 6, 4, func(b loop.RemoteGames) { got = append(got, b) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || !got[0].Stored || !got[1].Stored || got[2].Stored {
+		t.Errorf("after a restart collected %+v: want the two stored shards and the fresh one", got)
+	}
+	if again.Stats().Duplicates != 1 {
+		t.Errorf("the restarted trainer did not drop the old shard: %+v", again.Stats())
+	}
+}
