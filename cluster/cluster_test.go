@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -440,5 +441,110 @@ func TestRefusesBadShards(t *testing.T) {
 	}
 	if again.Stats().Duplicates != 1 {
 		t.Errorf("the restarted trainer did not drop the old shard: %+v", again.Stats())
+	}
+}
+
+// TestServerRestart stops Debian's nats-server in the middle of a run and
+// starts it again on the same port and storage: the trainer and the
+// worker reconnect by themselves, the run finishes, and every shard the
+// server accepted is stored, refused as stale, or still queued.
+func TestServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a server during a three-generation run")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	port, store := freePort(t), t.TempDir()
+	url, stop := debianServer(t, port, store)
+	run, _ := newRun(t, 24)
+	var log syncBuffer
+	trainer, err := NewTrainer(connect(t, url, Auth{}), TrainerOptions{Run: run, Games: games.Builtin(), MaxStale: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	sent := map[string]bool{}
+	wctx, stopWorker := context.WithCancel(ctx)
+	workerDone := make(chan error, 1)
+	go func() {
+		workerDone <- RunWorker(wctx, connect(t, url, Auth{}), WorkerOptions{
+			Name: NameOf(string(run)), Games: games.Builtin(), Workers: 1, ID: "w", Log: &log,
+			OnShard: func(id string, _, _ int) { mu.Lock(); sent[id] = true; mu.Unlock() },
+		})
+	}()
+	restarted := make(chan struct{})
+	go func() {
+		defer close(restarted)
+		for ctx.Err() == nil {
+			if n, _ := storedCount(run); n >= 1 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		stop()
+		log.Write([]byte("-- server stopped\n"))
+		time.Sleep(time.Second)
+		debianServer(t, port, store)
+		log.Write([]byte("-- server started\n"))
+	}()
+	err = loop.Loop(ctx, loop.LoopOptions{RunDir: string(run), MaxGenerations: 3, Remote: trainer, Seed: 1, Log: &log})
+	<-restarted
+	stopWorker()
+	if werr := <-workerDone; werr != nil && wctx.Err() == nil {
+		t.Errorf("worker: %v", werr)
+	}
+	if err != nil {
+		t.Fatalf("loop: %v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "-- server started") {
+		t.Fatalf("the server was not restarted during the run:\n%s", log.String())
+	}
+	ms, _ := loop.ReadMetrics(run.Metrics())
+	if len(ms) != 3 {
+		t.Fatalf("%d generations finished, want 3:\n%s", len(ms), log.String())
+	}
+	stored, shards := storedSamples(t, run)
+	if positions := ms[0].Positions + ms[1].Positions + ms[2].Positions; positions != stored {
+		t.Errorf("%d positions trained, %d stored", positions, stored)
+	}
+	js, _ := jetstream.New(connect(t, url, Auth{}))
+	stream, err := js.Stream(ctx, shardStream(NameOf(string(run))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := uint64(shards+trainer.Stats().Refused) + info.State.Msgs; got != uint64(len(sent)) {
+		t.Errorf("%d shards accepted by the server; %d stored, %d refused, %d queued\n%s", len(sent), shards, trainer.Stats().Refused, info.State.Msgs, log.String())
+	}
+}
+
+func storedCount(run runfolder.Folder) (int, error) {
+	r, err := run.ReceivedShards()
+	return len(r), err
+}
+
+// TestWorkerRefusesAnotherVersion: a worker meeting a run published by a
+// trainer of another wire format stops with a message that says so.
+func TestWorkerRefusesAnotherVersion(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url, _ := embedded(t, Auth{})
+	nc := connect(t, url, Auth{})
+	js, _ := jetstream.New(nc)
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: stateBucket("other")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, stateKey, []byte(`{"format":99,"version":"flipzero v9","game":"tictactoe","generation":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	err = RunWorker(ctx, nc, WorkerOptions{Name: "other", Games: games.Builtin(), Version: "flipzero v1"})
+	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "format 99") || !strings.Contains(err.Error(), "same version") {
+		t.Errorf("worker of another version: %v", err)
 	}
 }

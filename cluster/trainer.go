@@ -326,7 +326,9 @@ func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, ad
 			from = fmt.Sprintf("worker %q", h.Worker)
 		}
 		t.logf("shard %q from %s dropped: %v", h.Shard, from, err)
-		msg.TermWithReason(err.Error())
+		// Acknowledged, not terminated: a work-queue stream keeps
+		// terminated messages (nats-server 2.9), and they would fill it.
+		msg.Ack()
 		return 0
 	}
 	if t.seen[h.Shard] {

@@ -170,8 +170,33 @@ func (w *worker) run(ctx context.Context) error {
 }
 
 // watch follows the state key, keeping the newest and signalling each
-// change.
+// change. A watcher hears of a change at once; reading the key every few
+// seconds as well covers a watcher that a server restart left deaf.
 func (w *worker) watch(ctx context.Context, updates chan<- State) error {
+	var revision uint64
+	take := func(entry jetstream.KeyValueEntry) {
+		if entry == nil || entry.Operation() != jetstream.KeyValuePut || entry.Revision() <= revision {
+			return
+		}
+		revision = entry.Revision()
+		var st State
+		value := entry.Value()
+		if len(value) > maxStateBytes {
+			w.logf("ignoring a state of %d bytes", len(value))
+			return
+		}
+		if err := json.Unmarshal(value, &st); err != nil {
+			w.logf("ignoring a state that is not JSON: %v", err)
+			return
+		}
+		w.mu.Lock()
+		w.latest = st
+		w.mu.Unlock()
+		select {
+		case updates <- st:
+		default:
+		}
+	}
 	for ctx.Err() == nil {
 		watcher, err := w.kv.Watch(ctx, stateKey)
 		if err != nil {
@@ -179,28 +204,24 @@ func (w *worker) watch(ctx context.Context, updates chan<- State) error {
 			sleep(ctx, time.Second)
 			continue
 		}
-		for entry := range watcher.Updates() {
-			if entry == nil || entry.Operation() != jetstream.KeyValuePut {
-				continue
-			}
-			var st State
-			value := entry.Value()
-			if len(value) > maxStateBytes {
-				w.logf("ignoring a state of %d bytes", len(value))
-				continue
-			}
-			if err := json.Unmarshal(value, &st); err != nil {
-				w.logf("ignoring a state that is not JSON: %v", err)
-				continue
-			}
-			w.mu.Lock()
-			w.latest = st
-			w.mu.Unlock()
+		poll := time.NewTicker(2 * time.Second)
+	watching:
+		for {
 			select {
-			case updates <- st:
-			default:
+			case <-ctx.Done():
+				break watching
+			case entry, ok := <-watcher.Updates():
+				if !ok {
+					break watching
+				}
+				take(entry)
+			case <-poll.C:
+				if entry, err := w.kv.Get(ctx, stateKey); err == nil {
+					take(entry)
+				}
 			}
 		}
+		poll.Stop()
 		watcher.Stop()
 	}
 	return nil
