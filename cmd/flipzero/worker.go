@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -62,12 +63,27 @@ func runWorker(ctx context.Context, args []string, io stdio) error {
 	if *workers < 0 {
 		return usagef("--workers must not be negative")
 	}
-	nc, err := nf.connect(nil, "flipzero worker")
-	if err != nil {
-		return err
+	// Workers may well start before their trainer's server: wait for it.
+	var nc *nats.Conn
+	for attempt := 0; ; attempt++ {
+		var err error
+		if nc, err = nf.connect(nil, "flipzero worker"); err == nil {
+			break
+		}
+		if attempt == 0 && !errors.Is(err, nats.ErrNoServers) {
+			return err // not a server that is away: bad credentials, TLS, URL
+		}
+		if attempt%30 == 0 {
+			fmt.Fprintf(io.err, "flipzero worker: %v (retrying every second)\n", oneLine(err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(time.Second):
+		}
 	}
 	defer nc.Close()
-	err = cluster.RunWorker(ctx, nc, cluster.WorkerOptions{
+	err := cluster.RunWorker(ctx, nc, cluster.WorkerOptions{
 		Name: *name, Games: games.Builtin(), Workers: *workers, ID: *id,
 		Version: versionLine(), Seed: *seed, Log: io.err,
 	})
