@@ -241,3 +241,25 @@ func TestAugmentationMatchesTransformedPositions(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeShardBounds: bytes from elsewhere decode like a file, and a
+// shard claiming more samples than the caller accepts is refused before
+// anything is allocated for them.
+func TestDecodeShardBounds(t *testing.T) {
+	g := tictactoe.Game{}
+	samples := someSamples(t, 50)
+	raw, err := EncodeShard(g, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeShard(raw, g, 50)
+	if err != nil || len(got) != 50 || !slices.Equal(got[7].Planes, samples[7].Planes) {
+		t.Fatalf("decode: %d samples, %v", len(got), err)
+	}
+	if _, err := DecodeShard(raw, g, 49); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("50 samples where 49 are accepted: %v", err)
+	}
+	if _, err := DecodeShard(raw[:len(raw)-1], g, 50); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("a cut shard: %v", err)
+	}
+}
