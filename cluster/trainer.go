@@ -71,6 +71,8 @@ type Stats struct {
 	Shards, Samples, Games int   // stored
 	Bytes                  int64 // message bytes of stored shards
 	Duplicates, Refused    int
+	// RefusedSamples counts the samples refused shards said they held.
+	RefusedSamples int
 }
 
 // Trainer is the loop's Remote over NATS: it publishes networks and the
@@ -321,6 +323,7 @@ func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, ad
 	h, samples, err := t.check(msg.Data())
 	if err != nil {
 		t.stats.Refused++
+		t.stats.RefusedSamples += h.Samples
 		from := "unknown worker"
 		if h.Worker != "" {
 			from = fmt.Sprintf("worker %q", h.Worker)
@@ -382,4 +385,36 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-time.After(d):
 	}
+}
+
+// Queued counts the shards, and the samples their headers claim, waiting
+// in run name's stream on the server nc is connected to: what workers
+// sent that no trainer has taken yet.
+func Queued(ctx context.Context, nc *nats.Conn, name string) (shards, samples int, err error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 0, 0, err
+	}
+	stream, err := js.Stream(ctx, shardStream(name))
+	if err != nil {
+		return 0, 0, fmt.Errorf("shard stream %s: %w", shardStream(name), err)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	if info.State.Msgs == 0 {
+		return 0, 0, nil
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := stream.GetMsg(ctx, seq)
+		if err != nil {
+			continue // deleted: taken by the trainer
+		}
+		shards++
+		if h, _, err := decodeHeader(m.Data); err == nil {
+			samples += h.Samples
+		}
+	}
+	return shards, samples, nil
 }

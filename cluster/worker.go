@@ -291,7 +291,7 @@ func (w *worker) playRound(ctx context.Context, round uint64) error {
 	settings.Games = w.opts.Workers * settings.Concurrent
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	playing := w.state.Generation
+	playing, runID := w.state.Generation, w.state.RunID
 	// Stop early when the games would be refused.
 	go func() {
 		tick := time.NewTicker(200 * time.Millisecond)
@@ -304,7 +304,7 @@ func (w *worker) playRound(ctx context.Context, round uint64) error {
 				w.mu.Lock()
 				latest := w.latest
 				w.mu.Unlock()
-				if latest.RunID != w.state.RunID || latest.Generation-playing > latest.MaxStale {
+				if latest.RunID != runID || latest.Generation-playing > latest.MaxStale {
 					cancel()
 					return
 				}

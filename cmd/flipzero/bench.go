@@ -10,6 +10,7 @@ import (
 // that reads its own flags.
 func benchTargets() map[string]func(ctx context.Context, args []string, io stdio) error {
 	return map[string]func(ctx context.Context, args []string, io stdio) error{
+		"cluster":  runBenchCluster,
 		"env":      runBenchEnv,
 		"mcts":     runBenchMCTS,
 		"nn":       runBenchNN,
