@@ -61,7 +61,7 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 		opts.Progress = nil
 	}
 	if cf.enabled() {
-		remote, stop, err := startCluster(ctx, cf, *runDir, io)
+		remote, stop, err := startCluster(ctx, cf, *runDir, backend, io)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/flipzero/flipzero/cluster"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -51,6 +52,7 @@ func runWorker(ctx context.Context, args []string, io stdio) error {
 	workers := fs.Int("workers", 0, "self-play workers, each with its own evaluator (0: one per core)")
 	id := fs.String("id", "", "this worker's name in the trainer's log (default host-pid)")
 	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed")
+	dev := addDeviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -63,6 +65,11 @@ func runWorker(ctx context.Context, args []string, io stdio) error {
 	if *workers < 0 {
 		return usagef("--workers must not be negative")
 	}
+	backend, say, err := dev.open()
+	if err != nil {
+		return err
+	}
+	say(io.err)
 	// Workers may well start before their trainer's server: wait for it.
 	var nc *nats.Conn
 	for attempt := 0; ; attempt++ {
@@ -83,8 +90,8 @@ func runWorker(ctx context.Context, args []string, io stdio) error {
 		}
 	}
 	defer nc.Close()
-	err := cluster.RunWorker(ctx, nc, cluster.WorkerOptions{
-		Name: *name, Games: games.Builtin(), Workers: *workers, ID: *id,
+	err = cluster.RunWorker(ctx, nc, cluster.WorkerOptions{
+		Name: *name, Games: games.Builtin(), Workers: *workers, ID: *id, Backend: backend,
 		Version: versionLine(), Seed: *seed, Log: io.err,
 	})
 	if errors.Is(err, cluster.ErrIncompatible) {
@@ -144,7 +151,7 @@ func (c clusterFlags) validate() error {
 
 // startCluster makes the loop's remote: the embedded server when asked
 // for, the trainer's connection, and the local workers. stop ends them.
-func startCluster(ctx context.Context, c clusterFlags, runDir string, io stdio) (loop.Remote, func(), error) {
+func startCluster(ctx context.Context, c clusterFlags, runDir string, backend nn.Backend, io stdio) (loop.Remote, func(), error) {
 	var srv *server.Server
 	if *c.serve != "" {
 		var err error
@@ -194,7 +201,7 @@ func startCluster(ctx context.Context, c clusterFlags, runDir string, io stdio) 
 				}
 			}
 			err := cluster.RunWorker(wctx, nc, cluster.WorkerOptions{
-				Name: name, Games: games.Builtin(), Workers: workers, ID: "local",
+				Name: name, Games: games.Builtin(), Workers: workers, ID: "local", Backend: backend,
 				Version: versionLine(), Seed: uint64(time.Now().UnixNano()),
 			})
 			if err != nil && wctx.Err() == nil {
