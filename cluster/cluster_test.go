@@ -305,18 +305,23 @@ func body(t *testing.T, h ShardHeader, g env.Game, samples []data.Sample) []byte
 }
 
 // TestRefusesBadShards sends forged and corrupt shards beside good ones
-// through a real server (Debian's nats-server when installed, else the
-// embedded one): each bad one is dropped with its reason in the log, the
-// good ones are stored, a redelivered one is stored once.
+// through real servers (Debian's nats-server, and the embedded one): each
+// bad one is dropped with its reason in the log, the good ones are
+// stored, a redelivered one is stored once.
 func TestRefusesBadShards(t *testing.T) {
+	t.Run("nats-server", func(t *testing.T) {
+		url, _ := debianServer(t, freePort(t), t.TempDir())
+		refusesBadShards(t, url)
+	})
+	t.Run("embedded", func(t *testing.T) {
+		url, _ := embedded(t, Auth{})
+		refusesBadShards(t, url)
+	})
+}
+
+func refusesBadShards(t *testing.T, url string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	var url string
-	if _, err := exec.LookPath("nats-server"); err == nil {
-		url, _ = debianServer(t, freePort(t), t.TempDir())
-	} else {
-		url, _ = embedded(t, Auth{})
-	}
 	nc := connect(t, url, Auth{})
 	run, net := newRun(t, 3)
 	var log syncBuffer
