@@ -129,7 +129,9 @@ func runBenchCluster(ctx context.Context, args []string, io stdio) error {
 	secs := elapsed.Seconds()
 	w := io.out
 	fmt.Fprintf(w, "%d workers, %s, %.0f s: %d generations\n", *workers, *configPath, secs, len(ms))
-	fmt.Fprintf(w, "stored %d shards (%.2f/s), %d bytes (%.0f bytes/s), %d positions (%.0f/s)\n",
+	fmt.Fprintf(w, "sent by the workers: %d shards (%.2f/s), %d positions (%.0f/s)\n",
+		sentShards, float64(sentShards)/secs, sentSamples, float64(sentSamples)/secs)
+	fmt.Fprintf(w, "stored by the trainer: %d shards (%.2f/s), %d bytes (%.0f bytes/s), %d positions (%.0f/s)\n",
 		st.Shards, float64(st.Shards)/secs, st.Bytes, float64(st.Bytes)/secs, st.Samples, float64(st.Samples)/secs)
 	var lags []time.Duration
 	mu.Lock()
