@@ -383,7 +383,14 @@ func (w *worker) publish(ctx context.Context, games []selfplay.GameRecord) error
 	msg.Data = body
 	msg.Header.Set(jetstream.MsgIDHeader, h.Shard)
 	for attempt := 0; ; attempt++ {
-		_, err := w.js.PublishMsg(ctx, msg)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// An attempt once begun runs to its answer, so that a worker
+		// stopped meanwhile still knows whether the server took the shard.
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		_, err := w.js.PublishMsg(actx, msg)
+		cancel()
 		if err == nil {
 			w.shards++
 			if w.opts.OnShard != nil {
