@@ -553,3 +553,33 @@ func TestWorkerRefusesAnotherVersion(t *testing.T) {
 		t.Errorf("worker of another version: %v", err)
 	}
 }
+
+// TestTrainerRefusesNameOfAnotherRun: a second run folder taking a run
+// name the server already has is refused before it touches the stream.
+func TestTrainerRefusesNameOfAnotherRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	url, _ := embedded(t, Auth{})
+	nc := connect(t, url, Auth{})
+	first, net := newRun(t, 3)
+	a, err := NewTrainer(nc, TrainerOptions{Run: first, Name: "shared", Games: games.Builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Publish(ctx, 0, net); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := newRun(t, 3)
+	b, err := NewTrainer(nc, TrainerOptions{Run: second, Name: "shared", Games: games.Builtin()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Publish(ctx, 0, net); err == nil || !strings.Contains(err.Error(), "already has a run named") {
+		t.Errorf("a second run of the same name: %v", err)
+	}
+	// The first run's trainer, restarted, is its own run again.
+	again, _ := NewTrainer(nc, TrainerOptions{Run: first, Name: "shared", Games: games.Builtin()})
+	if err := again.Publish(ctx, 0, net); err != nil {
+		t.Errorf("the first run restarted: %v", err)
+	}
+}

@@ -166,6 +166,13 @@ func (t *Trainer) setup(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("state bucket %s: %w", stateBucket(name), err)
 	}
+	// Two trainers of one name would share the stream and the workers.
+	if entry, err := t.kv.Get(ctx, stateKey); err == nil {
+		var st State
+		if json.Unmarshal(entry.Value(), &st) == nil && st.RunID != "" && st.RunID != t.runID {
+			return fmt.Errorf("the server already has a run named %q with another id (%s, this run folder's is %s): give this run another --name, or delete the old run's stream and buckets", name, st.RunID, t.runID)
+		}
+	}
 	t.obj, err = t.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
 		Bucket: modelStore(name), Description: "flipzero run " + name + ": networks",
 		Storage: jetstream.FileStorage,

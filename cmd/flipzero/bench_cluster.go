@@ -46,7 +46,8 @@ func runBenchCluster(ctx context.Context, args []string, io stdio) error {
 		defer os.RemoveAll(dir)
 		*runDir = filepath.Join(dir, "bench")
 	}
-	name := cluster.NameOf(*runDir)
+	// Its own name, so that benchmarks sharing a server do not meet.
+	name := fmt.Sprintf("bench-%d-%d", os.Getpid(), time.Now().Unix())
 	if *url == "" {
 		srv, err := cluster.Serve(cluster.ServerOptions{Addr: "127.0.0.1:0", StoreDir: runfolder.Folder(*runDir).NATS()})
 		if err != nil {
