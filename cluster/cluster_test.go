@@ -583,3 +583,25 @@ func TestTrainerRefusesNameOfAnotherRun(t *testing.T) {
 		t.Errorf("the first run restarted: %v", err)
 	}
 }
+
+// TestReceivedNames: a received shard's file name gives back its
+// generation, id, games and the network that played it, ids with dashes
+// included.
+func TestReceivedNames(t *testing.T) {
+	run := runfolder.Folder(t.TempDir())
+	if err := run.Create(); err != nil {
+		t.Fatal(err)
+	}
+	path := run.ReceivedShard(12, "a-b_9-3g", 7, 11)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(run.Shard(12), nil, 0o644) // a local generation's shard is not a received one
+	got, err := run.ReceivedShards()
+	if err != nil || len(got) != 1 {
+		t.Fatalf("%v, %v", got, err)
+	}
+	if r := got[0]; r.Generation != 12 || r.ID != "a-b_9-3g" || r.Games != 7 || r.Played != 11 || r.Path != path {
+		t.Errorf("parsed %+v from %s", r, filepath.Base(path))
+	}
+}

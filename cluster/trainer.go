@@ -347,7 +347,7 @@ func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, ad
 		msg.Ack()
 		return 0
 	}
-	path := t.opts.Run.ReceivedShard(number, h.Shard, h.Games)
+	path := t.opts.Run.ReceivedShard(number, h.Shard, h.Games, h.Generation)
 	if err := data.WriteShard(path, t.game, samples); err != nil {
 		// Not acknowledged: the server redelivers it after the ack wait.
 		t.logf("storing shard %s: %v", h.Shard, err)

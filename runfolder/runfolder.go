@@ -5,7 +5,7 @@
 //	config.yaml              the run's copy of its config
 //	models/gen-NNNNNN.ckpt   the network after each generation, with optimizer state
 //	data/gen-NNNNNN.shard    each generation's training positions
-//	data/gen-NNNNNN-r-ID-Gg.shard  G games a worker sent for a generation (shard ID)
+//	data/gen-NNNNNN-r-ID-Gg-pPPPPPP.shard  G games a worker sent for generation N, played by network P
 //	cluster-id               the run's id on a NATS server (cluster)
 //	nats/                    the embedded NATS server's JetStream storage
 //	metrics.jsonl            one line per generation
@@ -36,7 +36,7 @@ const (
 
 var (
 	checkpointName = regexp.MustCompile(`^gen-(\d{6})\.ckpt$`)
-	receivedName   = regexp.MustCompile(`^gen-(\d{6})-r-([A-Za-z0-9_-]{1,64})-(\d{1,9})g\.shard$`)
+	receivedName   = regexp.MustCompile(`^gen-(\d{6})-r-([A-Za-z0-9_-]{1,64})-(\d{1,9})g-p(\d{6})\.shard$`)
 )
 
 // GenerationName is how a generation's files and the arena name it:
@@ -65,17 +65,19 @@ func (f Folder) Checkpoint(gen int) string {
 func (f Folder) Shard(gen int) string { return f.path(dataDir, GenerationName(gen)+".shard") }
 
 // ReceivedShard is where games generation gen received from a worker
-// are kept: the shard's id in the name is how a restarted trainer knows
-// the shards it already has.
-func (f Folder) ReceivedShard(gen int, id string, games int) string {
-	return f.path(dataDir, fmt.Sprintf("%s-r-%s-%dg.shard", GenerationName(gen), id, games))
+// are kept, games of them played by the network of generation played:
+// the shard's id in the name is how a restarted trainer knows the shards
+// it already has.
+func (f Folder) ReceivedShard(gen int, id string, games, played int) string {
+	return f.path(dataDir, fmt.Sprintf("%s-r-%s-%dg-p%06d.shard", GenerationName(gen), id, games, played))
 }
 
 // Received is a shard a worker sent, as its file name tells.
 type Received struct {
-	Generation int
+	Generation int // the generation it was received for
 	ID         string
 	Games      int
+	Played     int // the generation of the network that played it
 	Path       string
 }
 
@@ -90,7 +92,8 @@ func (f Folder) ReceivedShards() ([]Received, error) {
 		if m := receivedName.FindStringSubmatch(e.Name()); m != nil {
 			gen, _ := strconv.Atoi(m[1])
 			games, _ := strconv.Atoi(m[3])
-			out = append(out, Received{gen, m[2], games, filepath.Join(f.Data(), e.Name())})
+			played, _ := strconv.Atoi(m[4])
+			out = append(out, Received{gen, m[2], games, played, filepath.Join(f.Data(), e.Name())})
 		}
 	}
 	return out, nil
