@@ -5,13 +5,17 @@
 //	config.yaml              the run's copy of its config
 //	models/gen-NNNNNN.ckpt   the network after each generation, with optimizer state
 //	data/gen-NNNNNN.shard    each generation's training positions
+//	games/gen-NNNNNN.txt     each generation's self-play games, one a line
 //	metrics.jsonl            one line per generation
+//	status.json              the generation in progress and its phase
 //	matches.jsonl            the arena's matches, one line each
 //	plot.png                 curves drawn on request
 package runfolder
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -26,12 +30,17 @@ const (
 	configName  = "config.yaml"
 	modelsDir   = "models"
 	dataDir     = "data"
+	gamesDir    = "games"
 	metricsName = "metrics.jsonl"
+	statusName  = "status.json"
 	matchesName = "matches.jsonl"
 	plotName    = "plot.png"
 )
 
-var checkpointName = regexp.MustCompile(`^gen-(\d{6})\.ckpt$`)
+var (
+	checkpointName = regexp.MustCompile(`^gen-(\d{6})\.ckpt$`)
+	recordsName    = regexp.MustCompile(`^gen-(\d{6})\.txt$`)
+)
 
 // GenerationName is how a generation's files and the arena name it:
 // gen-000012.
@@ -58,6 +67,20 @@ func (f Folder) Checkpoint(gen int) string {
 // Shard is the training data generation gen played.
 func (f Folder) Shard(gen int) string { return f.path(dataDir, GenerationName(gen)+".shard") }
 
+// Games is the folder of the self-play game records.
+func (f Folder) Games() string { return f.path(gamesDir) }
+
+// GameRecords holds the games generation gen played in self-play, one a
+// line as flipzero convert prints them: the moves joined by ';', a tab,
+// the outcome, a tab, the game.
+func (f Folder) GameRecords(gen int) string {
+	return f.path(gamesDir, GenerationName(gen)+".txt")
+}
+
+// Status says which generation is in progress and in which phase; it is
+// rewritten whole at each change, for the run's page to follow.
+func (f Folder) Status() string { return f.path(statusName) }
+
 // Metrics is the log of one line per generation.
 func (f Folder) Metrics() string { return f.path(metricsName) }
 
@@ -75,7 +98,7 @@ func (f Folder) Exists() bool {
 
 // Create makes the folder and its subfolders.
 func (f Folder) Create() error {
-	for _, dir := range []string{string(f), f.Models(), f.Data()} {
+	for _, dir := range []string{string(f), f.Models(), f.Data(), f.Games()} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("create run folder: %w", err)
 		}
@@ -85,13 +108,28 @@ func (f Folder) Create() error {
 
 // Generations lists the generations that have a checkpoint, oldest first.
 func (f Folder) Generations() ([]int, error) {
-	entries, err := os.ReadDir(f.Models())
+	return f.generationsIn(f.Models(), checkpointName)
+}
+
+// RecordedGenerations lists the generations whose self-play games are
+// kept, oldest first; none when the folder has no games folder (a run
+// started before games were kept).
+func (f Folder) RecordedGenerations() ([]int, error) {
+	gens, err := f.generationsIn(f.Games(), recordsName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return gens, err
+}
+
+func (f Folder) generationsIn(dir string, name *regexp.Regexp) ([]int, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", f, err)
 	}
 	var gens []int
 	for _, e := range entries {
-		if m := checkpointName.FindStringSubmatch(e.Name()); m != nil {
+		if m := name.FindStringSubmatch(e.Name()); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			gens = append(gens, n)
 		}
@@ -104,7 +142,7 @@ func (f Folder) Generations() ([]int, error) {
 // kill interrupted: they were never renamed into place, so nothing needs
 // them.
 func (f Folder) RemoveStaleTemporaries() {
-	for _, dir := range []string{string(f), f.Models(), f.Data()} {
+	for _, dir := range []string{string(f), f.Models(), f.Data(), f.Games()} {
 		stale, _ := filepath.Glob(filepath.Join(dir, ".*.tmp*"))
 		for _, path := range stale {
 			os.Remove(path)
