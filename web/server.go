@@ -28,9 +28,13 @@ import (
 var pageFiles embed.FS
 
 // Serve serves h on ln until ctx is done, then shuts the server down,
-// giving requests in flight a few seconds.
+// giving requests in flight a few seconds; the run page's event streams,
+// which never end on their own, end at once.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context {
+			return context.WithValue(context.Background(), shutdownKey{}, ctx.Done())
+		}}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
