@@ -55,7 +55,11 @@ func runServer(t *testing.T, dir runfolder.Folder) *httptest.Server {
 	}
 	r.Poll = 20 * time.Millisecond
 	srv := httptest.NewServer(r.Handler())
-	t.Cleanup(srv.Close)
+	// A page's event stream is open until its browser goes: end it.
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
 	return srv
 }
 

@@ -47,16 +47,25 @@ function num(v) {
 
 // ---- charts ----
 
-// niceTicks returns about n round values covering [lo, hi].
-function niceTicks(lo, hi, n, integer) {
+// niceTicks returns about n round values over [lo, hi]: inside it, or
+// when outward, from the round value at or below lo to the one at or
+// above hi, for the axis to end on them.
+function niceTicks(lo, hi, n, integer, outward) {
   if (!(hi > lo)) return [lo];
   const raw = (hi - lo) / n;
   const mag = Math.pow(10, Math.floor(Math.log10(raw)));
   let step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw);
   if (integer) step = Math.max(1, Math.round(step));
+  const first = (outward ? Math.floor(lo / step) : Math.ceil(lo / step)) * step;
+  const end = outward ? Math.ceil(hi / step - 1e-9) * step : hi;
   const out = [];
-  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
+  for (let v = first; v <= end + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
   return out;
+}
+
+// tick writes an axis value as short as it can be.
+function tick(v) {
+  return Math.abs(v) >= 1e4 ? fmt(v) : String(Number(v.toFixed(6)));
 }
 
 const W = 480, H = 230, M = { left: 50, right: 14, top: 26, bottom: 26 };
@@ -92,17 +101,14 @@ function chart(id, series, opts = {}) {
   if (opts.yMin !== undefined) y0 = Math.min(y0, opts.yMin);
   if (opts.yMax !== undefined) y1 = Math.max(y1, opts.yMax);
   if (y1 === y0) { y0 -= Math.abs(y0) * 0.1 || 1; y1 += Math.abs(y1) * 0.1 || 1; }
-  const pad = (y1 - y0) * 0.06;
-  if (opts.yMin === undefined || y0 < opts.yMin) y0 -= pad;
-  if (opts.yMax === undefined || y1 > opts.yMax) y1 += pad;
-  const yt = niceTicks(y0, y1, 5, false);
-  y0 = Math.min(y0, yt[0]); y1 = Math.max(y1, yt[yt.length - 1]);
+  const yt = niceTicks(y0, y1, 5, false, true);
+  y0 = yt[0]; y1 = yt[yt.length - 1];
   const px = (x) => M.left + (x - x0) / (x1 - x0) * (W - M.left - M.right);
   const py = (y) => H - M.bottom - (y - y0) / (y1 - y0) * (H - M.top - M.bottom);
   for (const v of yt) {
     el("line", { x1: M.left, x2: W - M.right, y1: py(v), y2: py(v), class: "grid" }, svg);
     const t = el("text", { x: M.left - 5, y: py(v) + 3, class: "tick", "text-anchor": "end" }, svg);
-    t.textContent = (opts.yFormat || fmt)(v);
+    t.textContent = (opts.yFormat || tick)(v);
   }
   for (const v of niceTicks(Math.ceil(x0), Math.floor(x1), 8, true)) {
     const t = el("text", { x: px(v), y: H - M.bottom + 14, class: "tick", "text-anchor": "middle" }, svg);
@@ -279,9 +285,9 @@ function drawTiles() {
     tile("Training steps", m ? fmt(m.step) : "—", m ? fmt(m.steps) + " in the last generation" : ""),
     tile("Positions", m ? fmt(m.samples_total) : "—", m ? "window " + fmt(m.window) : ""),
     tile("Evaluations/s", m ? fmt(m.evals_per_s) : "—", m ? fmt(m.positions_per_s) + " positions/s" : ""),
-    tile("Loss", m && m.steps > 0 ? fmt(m.policy_loss) + " / " + fmt(m.value_loss) : "—", "policy / value"),
+    tile("Policy loss", m && m.steps > 0 ? fmt(m.policy_loss) : "—", m && m.steps > 0 ? "value loss " + fmt(m.value_loss) : ""),
     tile("Rating", m && num(m.rating) !== null ? m.rating.toFixed(0) : "—", m && m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo"),
-    tile("Games", fmt(games), m && m.results ? `last: ${m.results[0]} / ${m.results[1]} / ${m.results[2]} (1st / 2nd / draw)` : ""),
+    tile("Games", fmt(games), m && m.results ? `last: ${m.results[0]} / ${m.results[1]} / ${m.results[2]} (1st, 2nd, draw)` : ""),
     tile("Run time", m ? duration(m.run_seconds) : "—", m ? "learning rate " + fmt(m.learning_rate) : ""),
   ];
   $("tiles").replaceChildren(...tiles);
