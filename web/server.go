@@ -1,7 +1,8 @@
 // Package web serves a game against the engine as a page to play in a
 // browser (SVG boards drawn from each game's cells, click to move) over a
 // small JSON API that refuses malformed or illegal requests with a 4xx
-// status and changes nothing then.
+// status and changes nothing then; and a training run's live page (run.go),
+// which follows the run's folder while the loop writes it.
 package web
 
 import (
