@@ -169,16 +169,18 @@ func (r *Run) view() runView {
 	} else {
 		v.Game, v.Config, v.Settings = cfg.Game, string(raw), settingsOf(cfg)
 	}
-	if ms, skipped, err := readLines[loop.GenerationMetrics](r.dir.Metrics(), maxMetricsBytes); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		problem(err)
-	} else {
+	// A run has no metrics before its first generation ends, and no
+	// matches while its arena is off.
+	if ms, skipped, err := readLines[loop.GenerationMetrics](r.dir.Metrics(), maxMetricsBytes); err == nil {
 		v.Metrics, v.MetricsSkipped = ms, skipped
-	}
-	if ms, skipped, err := readLines[arena.MatchRecord](r.dir.Matches(), maxMatchesBytes); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		problem(err)
-	} else {
+	}
+	if ms, skipped, err := readLines[arena.MatchRecord](r.dir.Matches(), maxMatchesBytes); err == nil {
 		v.MatchesTotal, v.MatchesSkipped = len(ms), skipped
 		v.Matches = ms[max(0, len(ms)-matchesShown):]
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		problem(err)
 	}
 	if raw, err := readBounded(r.dir.Status(), maxStatusBytes); err == nil {
 		var s loop.Status

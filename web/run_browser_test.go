@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"testing"
@@ -11,7 +12,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/runfolder"
 )
 
 // evalInt evaluates a JavaScript expression that gives a number.
@@ -139,4 +143,64 @@ func TestBrowserRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "generation 1's games", `document.getElementById("replay-status").textContent.includes("(generation 1)")`)
+}
+
+// TestBrowserRunYinsh opens the page of a YINSH run that has not finished
+// a generation yet but kept a game (a random one here): the page waits for
+// the first generation, reports no problem, and replays the game on the
+// hexagonal board to its end.
+func TestBrowserRunYinsh(t *testing.T) {
+	ctx := browser(t)
+	dir := runfolder.Folder(t.TempDir())
+	if err := dir.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir.Config(), []byte("game: yinsh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := games.ByName("yinsh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 5))
+	s := g.NewState()
+	var moves []string
+	var legal []int
+	for !s.Terminal() && len(moves) < 300 {
+		legal = s.LegalActions(legal)
+		a := legal[rng.IntN(len(legal))]
+		moves = append(moves, g.FormatAction(a))
+		s.Apply(a)
+	}
+	outcome := "draw"
+	if w := s.Winner(); s.Terminal() && w != env.NoPlayer {
+		outcome = g.PlayerName(w)
+	}
+	record := strings.Join(moves, ";") + "\t" + outcome + "\tyinsh\n"
+	if err := os.WriteFile(dir.GameRecords(3), []byte(record), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := runServer(t, dir)
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`#replay[data-ply="0"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, ctx, "#status-line"); got != "Waiting for the first generation…" {
+		t.Errorf("status line %q", got)
+	}
+	if hidden := evalInt(t, ctx, `document.getElementById("problems").hidden ? 1 : 0`); hidden != 1 {
+		t.Errorf("the page reports a problem: %q", textOf(t, ctx, "#problems"))
+	}
+	if err := chromedp.Run(ctx, chromedp.KeyEvent(kb.End)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the end of the game", fmt.Sprintf(`document.getElementById("replay").dataset.ply === "%d"`, len(moves)))
+	// 85 points, and the rings and markers on them.
+	if n := evalInt(t, ctx, `document.querySelectorAll("#replay-board circle").length`); n < 85+10 {
+		t.Errorf("the board has %d circles", n)
+	}
+	if got := textOf(t, ctx, "#replay-status"); !strings.Contains(got, fmt.Sprintf("Move %d of %d", len(moves), len(moves))) {
+		t.Errorf("the end of the game says %q", got)
+	}
+	screenshot(t, ctx, "run-yinsh.png")
 }

@@ -234,6 +234,28 @@ func TestRunUntrustedFiles(t *testing.T) {
 	}
 }
 
+// TestRunJustStarted serves a run that has only its config, as at the
+// start of its first generation: the lists are empty, not null, and
+// nothing is reported as a problem.
+func TestRunJustStarted(t *testing.T) {
+	dir := runfolder.Folder(t.TempDir())
+	if err := os.WriteFile(dir.Config(), []byte("game: tictactoe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := runServer(t, dir)
+	res, err := srv.Client().Get(srv.URL + "/api/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	for _, want := range []string{`"metrics":[]`, `"matches":[]`, `"recorded":[]`, `"problems":[]`, `"status":null`, `"game":"tictactoe"`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("no %s in %s", want, raw)
+		}
+	}
+}
+
 // TestNewRunRefusesNonRuns: a folder without a run, or with a config that
 // does not read, is an error at start-up.
 func TestNewRunRefusesNonRuns(t *testing.T) {

@@ -396,7 +396,10 @@ async function loadGame(gen, index) {
     const moves = $("replay-moves");
     moves.replaceChildren(...data.moves.map((mv, i) => {
       const li = document.createElement("li");
-      li.textContent = mv;
+      const n = document.createElement("span");
+      n.className = "n";
+      n.textContent = (i + 1) + ".";
+      li.append(n, mv);
       li.onclick = () => show(i + 1);
       return li;
     }));
@@ -470,6 +473,10 @@ document.addEventListener("keydown", (ev) => {
 // ---- following the run ----
 
 function receive(view) {
+  // Whatever the server sends, the lists the page walks are lists.
+  for (const k of ["metrics", "matches", "recorded", "problems", "settings"]) {
+    if (!Array.isArray(view[k])) view[k] = [];
+  }
   run = view;
   render();
 }
