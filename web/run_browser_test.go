@@ -91,6 +91,17 @@ func TestBrowserRun(t *testing.T) {
 	if n := series("chart-loss", "policy"); n != 3 {
 		t.Errorf("after generation 3 the loss chart has %d points", n)
 	}
+	// Pointing at the loss chart's right end shows generation 3's values.
+	var tip string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const a = document.querySelector("#chart-loss .hover-area"), b = a.getBoundingClientRect();
+		a.dispatchEvent(new MouseEvent("mousemove", { clientX: b.right - 2, clientY: b.top + 10 }));
+		return document.querySelector("#chart-loss .tip").textContent })()`, &tip)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tip, "generation 3") || !strings.Contains(tip, "policy: ") || !strings.Contains(tip, "value: ") {
+		t.Errorf("the loss chart's tip at generation 3 says %q", tip)
+	}
 	now := time.Now().UTC()
 	status, _ := json.Marshal(loop.Status{Generation: 4, Phase: loop.PhaseSelfPlay, Done: 5, Total: runGames,
 		GenerationStarted: now.Add(-7 * time.Second).Format(time.RFC3339Nano), PhaseStarted: now.Add(-7 * time.Second).Format(time.RFC3339Nano),

@@ -155,7 +155,7 @@ function hover(svg, series, px, py, opts) {
   const layer = el("g", { visibility: "hidden" }, svg);
   const line = el("line", { y1: M.top, y2: H - M.bottom, class: "hover-line" }, layer);
   const tip = el("g", { class: "tip" }, layer);
-  const area = el("rect", { x: M.left, y: M.top, width: W - M.left - M.right, height: H - M.top - M.bottom, fill: "transparent" }, svg);
+  const area = el("rect", { x: M.left, y: M.top, width: W - M.left - M.right, height: H - M.top - M.bottom, fill: "transparent", class: "hover-area" }, svg);
   const gens = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
   area.addEventListener("mouseleave", () => layer.setAttribute("visibility", "hidden"));
   area.addEventListener("mousemove", (ev) => {
