@@ -182,15 +182,10 @@ func (r *Run) view() runView {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		problem(err)
 	}
-	if raw, err := readBounded(r.dir.Status(), maxStatusBytes); err == nil {
-		var s loop.Status
-		if err := json.Unmarshal(raw, &s); err != nil {
-			problem(fmt.Errorf("status: %w", err))
-		} else {
-			v.Status = &s
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	if s, err := r.status(); err != nil {
 		problem(err)
+	} else {
+		v.Status = s
 	}
 	if gens, err := r.dir.RecordedGenerations(); err != nil {
 		problem(err)
@@ -198,6 +193,30 @@ func (r *Run) view() runView {
 		v.Recorded = gens[max(0, len(gens)-recordedShown):]
 	}
 	return v
+}
+
+// status reads the status file: nil when the loop has written none.
+func (r *Run) status() (*loop.Status, error) {
+	raw, err := readBounded(r.dir.Status(), maxStatusBytes)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s loop.Status
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, fmt.Errorf("status: %w", err)
+	}
+	return &s, nil
+}
+
+// statusView is the status event: the status changes every second while
+// a generation plays, and the metrics only at its end, so the stream
+// sends the small part alone.
+type statusView struct {
+	Status *loop.Status `json:"status"`
+	Now    string       `json:"now"`
 }
 
 // settingsOf sums up the config in the lines a person looks for first.
@@ -285,9 +304,11 @@ func readLines[T any](path string, limit int64) (out []T, skipped int, err error
 // never ends on its own, and would hold the shutdown to its time limit.
 type shutdownKey struct{}
 
-// events streams the run's view as server-sent events: one "run" event
-// at once and another whenever one of the run's files changes, looked
-// for every r.Poll; a comment now and then keeps the connection alive.
+// events streams the run's view as server-sent events: a "run" event at
+// once and whenever a file of the run other than its status changes, a
+// "status" event (statusView) when only the status does; the files are
+// looked at every r.Poll, and a comment now and then keeps the
+// connection alive.
 func (r *Run) events(w http.ResponseWriter, req *http.Request) {
 	flusher, ok := w.(http.Flusher)
 	if !ok {
@@ -309,19 +330,35 @@ func (r *Run) events(w http.ResponseWriter, req *http.Request) {
 	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	const keepAlive = 15 * time.Second
-	var last string
+	send := func(event string, v any) bool {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return false
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, raw); err != nil {
+			return false
+		}
+		flusher.Flush()
+		return true
+	}
+	var lastFiles, lastStatus string
 	lastSent := time.Now()
 	for {
-		if sig := r.signature(); sig != last {
-			raw, err := json.Marshal(r.view())
-			if err != nil {
+		files, status := r.signature()
+		if files != lastFiles || status != lastStatus {
+			ok := true
+			s, err := r.status()
+			if files != lastFiles || err != nil {
+				// A status that does not read goes with the whole view,
+				// whose problems report it.
+				ok = send("run", r.view())
+			} else {
+				ok = send("status", statusView{Status: s, Now: time.Now().UTC().Format(time.RFC3339Nano)})
+			}
+			if !ok {
 				return
 			}
-			if _, err := fmt.Fprintf(w, "event: run\ndata: %s\n\n", raw); err != nil {
-				return
-			}
-			flusher.Flush()
-			last, lastSent = sig, time.Now()
+			lastFiles, lastStatus, lastSent = files, status, time.Now()
 		} else if time.Since(lastSent) >= keepAlive {
 			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
 				return
@@ -339,18 +376,22 @@ func (r *Run) events(w http.ResponseWriter, req *http.Request) {
 	}
 }
 
-// signature changes whenever a file the view reads changes: the loop
-// replaces each whole, so its size or modification time moves.
-func (r *Run) signature() string {
-	var b bytes.Buffer
-	for _, path := range []string{r.dir.Config(), r.dir.Metrics(), r.dir.Matches(), r.dir.Status(), r.dir.Games()} {
-		if info, err := os.Stat(path); err == nil {
-			fmt.Fprintf(&b, "%d/%d;", info.Size(), info.ModTime().UnixNano())
-		} else {
-			b.WriteString("-;")
+// signature changes whenever a file the view reads changes, the status
+// apart from the others: the loop replaces each file whole, so its size
+// or modification time moves.
+func (r *Run) signature() (files, status string) {
+	stamp := func(paths ...string) string {
+		var b bytes.Buffer
+		for _, path := range paths {
+			if info, err := os.Stat(path); err == nil {
+				fmt.Fprintf(&b, "%d/%d;", info.Size(), info.ModTime().UnixNano())
+			} else {
+				b.WriteString("-;")
+			}
 		}
+		return b.String()
 	}
-	return b.String()
+	return stamp(r.dir.Config(), r.dir.Metrics(), r.dir.Matches(), r.dir.Games()), stamp(r.dir.Status())
 }
 
 // generationParam reads the generation a games request names.

@@ -274,10 +274,23 @@ func TestNewRunRefusesNonRuns(t *testing.T) {
 	}
 }
 
-// readEvent reads the next server-sent event's data, skipping comments.
+// readEvent reads the next server-sent event, skipping comments, and
+// decodes its data into a view (a "run" event) or a status (a "status" event).
 func readEvent(t *testing.T, rd *bufio.Reader) runView {
 	t.Helper()
-	var name, data string
+	name, data := nextEvent(t, rd)
+	if name != "run" {
+		t.Fatalf("event %q, want run", name)
+	}
+	var v runView
+	if err := json.Unmarshal([]byte(data), &v); err != nil {
+		t.Fatalf("event data: %v", err)
+	}
+	return v
+}
+
+func nextEvent(t *testing.T, rd *bufio.Reader) (name, data string) {
+	t.Helper()
 	for {
 		line, err := rd.ReadString('\n')
 		if err != nil {
@@ -286,14 +299,7 @@ func readEvent(t *testing.T, rd *bufio.Reader) runView {
 		line = strings.TrimRight(line, "\n")
 		switch {
 		case line == "" && data != "":
-			if name != "run" {
-				t.Fatalf("event %q, want run", name)
-			}
-			var v runView
-			if err := json.Unmarshal([]byte(data), &v); err != nil {
-				t.Fatalf("event data: %v", err)
-			}
-			return v
+			return name, data
 		case strings.HasPrefix(line, "event: "):
 			name = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
@@ -346,8 +352,18 @@ func TestRunEvents(t *testing.T) {
 	if err := os.WriteFile(dir.Status(), status, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if v := readEvent(t, rd); v.Status == nil || v.Status.Generation != 4 || v.Status.Done != 3 {
-		t.Fatalf("after the status changed: %+v", v.Status)
+	// The status alone changed: the event carries it alone.
+	name, data := nextEvent(t, rd)
+	var sv statusView
+	if err := json.Unmarshal([]byte(data), &sv); name != "status" || err != nil || sv.Status == nil || sv.Status.Generation != 4 || sv.Status.Done != 3 {
+		t.Fatalf("after the status changed: event %q, %s", name, data)
+	}
+	// A status that does not read comes with the whole view, which says so.
+	if err := os.WriteFile(dir.Status(), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v := readEvent(t, rd); v.Status != nil || len(v.Problems) != 1 {
+		t.Fatalf("after the status was damaged: %+v, problems %v", v.Status, v.Problems)
 	}
 	// Stopping the server ends the stream at once, not after the
 	// shutdown's grace period.

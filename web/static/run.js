@@ -497,6 +497,13 @@ function follow() {
     live.className = "live on";
     try { receive(JSON.parse(ev.data)); } catch (err) { $("problems").hidden = false; $("problems").textContent = "bad update: " + err; }
   });
+  es.addEventListener("status", (ev) => {
+    if (!run) return;
+    try { run.status = JSON.parse(ev.data).status; } catch (err) { return; }
+    document.body.dataset.updates = String(++updates);
+    drawStatus();
+    drawTiles();
+  });
   es.onopen = () => { live.textContent = "live"; live.className = "live on"; };
   // EventSource reconnects by itself.
   es.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
