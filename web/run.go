@@ -83,8 +83,8 @@ func (r *Run) Handler() http.Handler {
 	return mux
 }
 
-// Handler serves the play page at / and, when run is not nil, the run's
-// page at /run beside it.
+// Handler serves the play page at / and the run's page at /run beside
+// it; either may be nil (not both), and then the other is served alone.
 func Handler(game *Game, run *Run) http.Handler {
 	if run == nil {
 		return game.Handler()
