@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
@@ -71,6 +73,9 @@ func TestBrowserRun(t *testing.T) {
 	}
 	if got := textOf(t, ctx, "#tiles .tile .value"); got != "2" {
 		t.Errorf("the generation tile shows %q", got)
+	}
+	if hidden := evalInt(t, ctx, `document.getElementById("play-link").hidden ? 1 : 0`); hidden != 1 {
+		t.Error("the page links a game that this server does not serve")
 	}
 	if got := textOf(t, ctx, "#status-line"); !strings.Contains(got, "Stopped after generation 2") {
 		t.Errorf("status line %q", got)
@@ -214,4 +219,38 @@ func TestBrowserRunYinsh(t *testing.T) {
 		t.Errorf("the end of the game says %q", got)
 	}
 	screenshot(t, ctx, "run-yinsh.png")
+}
+
+// TestBrowserRunBesidePlayPage: with a model too, the run page links the
+// game, and the link leads to it.
+func TestBrowserRunBesidePlayPage(t *testing.T) {
+	ctx := browser(t)
+	dir := loopRun(t)
+	e, err := engine.NewModelEngine(dir.Checkpoint(2), nil, engine.EngineOptions{Playouts: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGame(e, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRun(string(dir), games.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(g, r))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`body[data-generation="2"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#play-link`, chromedp.ByID),
+		chromedp.Click(`#play-link`, chromedp.ByID),
+		chromedp.WaitVisible(`body[data-ply="0"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	if p := pieces(t, ctx); len(p) != 0 {
+		t.Errorf("the game's page shows %v", p)
+	}
 }

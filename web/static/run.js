@@ -244,7 +244,10 @@ function drawStatus() {
     const parts = [`${st.phase} for ${duration(inPhase)}`, `generation for ${duration(inGen)}`];
     if (st.done > 0 && st.total > st.done) parts.push(`about ${duration(inPhase * (st.total - st.done) / st.done)} left in ${st.phase}`);
     if (m && num(m.seconds) > 0) parts.push(`the last generation took ${duration(m.seconds + (m.arena_seconds || 0))}`);
-    if (quiet > 600) parts.push(`no news from the loop for ${duration(quiet)}: is it still running?`);
+    // Self-play games end together (they move in lockstep), so a slow
+    // game may show no progress for as long as a whole phase took before.
+    const usual = m ? 2 * ((m.seconds || 0) + (m.arena_seconds || 0)) : 0;
+    if (quiet > Math.max(600, usual)) parts.push(`no news from the loop for ${duration(quiet)}: is it still running?`);
     detail = parts.join(" · ");
   } else if (st) {
     line = m ? `Stopped after generation ${m.generation}` : "Stopped";
@@ -508,6 +511,12 @@ function follow() {
   // EventSource reconnects by itself.
   es.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
 }
+
+// A server that also plays the model serves the game at / (alone, it
+// leads / here): link it.
+fetch("./", { method: "HEAD", cache: "no-store" }).then((res) => {
+  if (res.ok && !res.redirected) $("play-link").hidden = false;
+}, () => {});
 
 // The times in the status line move on between updates.
 setInterval(drawStatus, 1000);
