@@ -21,8 +21,9 @@
 // optimizer state in one versioned, checksummed binary format (see
 // checkpoint.go); a model file is the same format without the optimizer.
 //
-// The default build uses gonum's pure-Go BLAS and needs no C library;
-// build with -tags openblas (and libopenblas-dev installed) to run Gorgonia
-// and the Evaluator on OpenBLAS, limited to one thread so that parallel
-// evaluators do not fight over cores.
+// Matrix multiplies run on OpenBLAS, loaded at run time without cgo
+// where libopenblas.so.0 is installed, with kernels chosen from the CPU's
+// instruction sets and one thread per call so that parallel evaluators do
+// not fight over cores; elsewhere, or with FLIPZERO_BLAS=gonum, on gonum's
+// pure-Go BLAS. BLASInfo says which.
 package nn
