@@ -123,13 +123,10 @@ func (b *builder) ownConvBN(x *G.Node, c *conv, relu bool) *G.Node {
 		b.err = fmt.Errorf("%s: %w", c.w.name, err)
 		return nil
 	}
-	y, err = batchNorm(y, b.nodes[c.gamma], b.nodes[c.beta], name, c.mean.data, c.variance.data, b.momentum)
+	y, err = batchNorm(y, b.nodes[c.gamma], b.nodes[c.beta], name, c.mean.data, c.variance.data, b.momentum, relu)
 	if err != nil {
 		b.err = fmt.Errorf("%s: %w", c.gamma.name, err)
 		return nil
-	}
-	if relu {
-		return b.relu(y)
 	}
 	return y
 }

@@ -85,13 +85,18 @@ func (g convGeom) cells() int { return g.height * g.width }
 // k is the length of a column of im2col: one weight row.
 func (g convGeom) k() int { return g.in * g.kernel * g.kernel }
 
-// im2col writes an image's (in, height, width) neighbourhoods as the
-// (in·kernel·kernel, cells) matrix whose row (c·kernel + ky)·kernel + kx
-// holds, for each cell, channel c at offset (ky, kx), zero off the board.
-// Within a plane the offset is one shift of the flattened board, so each
-// row is one copy, then the cells whose neighbour lies off the board are
-// cleared.
-func (g convGeom) im2col(src, dst []float32) {
+// groupImages is how many images one GEMM covers: a product with one
+// image's 64 or 121 cells as its inner or outer dimension runs well below
+// the BLAS's peak, so each worker gathers a few images side by side.
+func (g convGeom) groupImages() int { return max(1, 512/g.cells()) }
+
+// im2col writes an image's (in, height, width) neighbourhoods as columns
+// of an (in·kernel·kernel, ·) matrix of row stride ld: row
+// (c·kernel + ky)·kernel + kx holds, for each cell, channel c at offset
+// (ky, kx), zero off the board. Within a plane the offset is one shift
+// of the flattened board, so each row is one copy, then the cells whose
+// neighbour lies off the board are cleared.
+func (g convGeom) im2col(src, dst []float32, ld int) {
 	h, w, kk, pad := g.height, g.width, g.kernel, g.kernel/2
 	cells := h * w
 	row := 0
@@ -99,7 +104,7 @@ func (g convGeom) im2col(src, dst []float32) {
 		plane := src[c*cells : (c+1)*cells]
 		for ky := 0; ky < kk; ky++ {
 			for kx := 0; kx < kk; kx++ {
-				out := dst[row*cells : (row+1)*cells]
+				out := dst[row*ld : row*ld+cells]
 				row++
 				dy, dx := ky-pad, kx-pad
 				y0, y1 := max(0, -dy), min(h, h-dy)
@@ -116,10 +121,46 @@ func (g convGeom) im2col(src, dst []float32) {
 				if x0 > 0 || x1 < w {
 					for y := y0; y < y1; y++ {
 						line := out[y*w : (y+1)*w]
-						clear(line[:x0])
-						clear(line[x1:])
+						for x := 0; x < x0; x++ {
+							line[x] = 0
+						}
+						for x := x1; x < w; x++ {
+							line[x] = 0
+						}
 					}
 				}
+			}
+		}
+	}
+}
+
+// convolve computes y = x ⊛ w for images [lo, hi) of NCHW tensors, with
+// w as an (out, in·kernel·kernel) matrix, a group of images per GEMM;
+// cols and prod are one worker's buffers.
+func (g convGeom) convolve(x, w, y []float32, lo, hi int, cols, prod []float32) {
+	cells, k, group := g.cells(), g.k(), g.groupImages()
+	for first := lo; first < hi; first += group {
+		n := min(group, hi-first)
+		ld := n * cells
+		if g.kernel == 1 && n == 1 {
+			sgemm(g.out, cells, k, w, k, x[first*g.in*cells:], cells, y[first*g.out*cells:], cells)
+			continue
+		}
+		for j := 0; j < n; j++ {
+			src := x[(first+j)*g.in*cells : (first+j+1)*g.in*cells]
+			if g.kernel == 1 {
+				for c := 0; c < g.in; c++ {
+					copy(cols[c*ld+j*cells:c*ld+(j+1)*cells], src[c*cells:(c+1)*cells])
+				}
+			} else {
+				g.im2col(src, cols[j*cells:], ld)
+			}
+		}
+		sgemm(g.out, ld, k, w, k, cols, ld, prod, ld)
+		for j := 0; j < n; j++ {
+			dst := y[(first+j)*g.out*cells : (first+j+1)*g.out*cells]
+			for o := 0; o < g.out; o++ {
+				copy(dst[o*cells:(o+1)*cells], prod[o*ld+j*cells:o*ld+(j+1)*cells])
 			}
 		}
 	}
@@ -133,8 +174,8 @@ func conv2d(x, w *G.Node, g convGeom) (*G.Node, error) {
 // convOp is the forward convolution.
 type convOp struct {
 	convGeom
-	cols [][]float32 // per worker: one image's im2col
-	y    []float32
+	cols, prod [][]float32 // per worker: a group's im2col and product
+	y          []float32
 }
 
 func tensorType(dims int) G.TensorType { return G.TensorType{Dims: dims, Of: hm.TypeVariable('a')} }
@@ -171,18 +212,11 @@ func (op *convOp) Do(in ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("%s: input %v, %d weights, want %d channels of %d×%d and %d weights", op.name, xs, len(w), op.in, op.height, op.width, op.out*k)
 	}
 	op.y = grow(op.y, batch*op.out*cells)
-	if op.kernel > 1 {
-		op.cols = scratch(op.cols, k*cells)
-	}
+	group := op.groupImages()
+	op.cols = scratch(op.cols, k*group*cells)
+	op.prod = scratch(op.prod, op.out*group*cells)
 	parallelFor(batch, func(worker, lo, hi int) {
-		for b := lo; b < hi; b++ {
-			src := x[b*op.in*cells : (b+1)*op.in*cells]
-			if op.kernel > 1 {
-				op.im2col(src, op.cols[worker])
-				src = op.cols[worker]
-			}
-			sgemm(op.out, cells, k, w, k, src, cells, op.y[b*op.out*cells:], cells)
-		}
+		op.convolve(x, w, op.y, lo, hi, op.cols[worker], op.prod[worker])
 	})
 	return dense4(op.y, batch, op.out, op.height, op.width), nil
 }
@@ -205,12 +239,12 @@ func (op *convOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 // its weights and the output's gradient. For a same-padded stride-1
 // convolution that is the convolution of the gradient with the weights
 // flipped in space and transposed (in ↔ out), so it is done as the
-// forward pass is: im2col and one GEMM per image.
+// forward pass is.
 type convInputGradOp struct {
 	convGeom
-	flipped []float32 // (in, out, kernel, kernel)
-	cols    [][]float32
-	dx      []float32
+	flipped    []float32 // (in, out, kernel, kernel)
+	cols, prod [][]float32
+	dx         []float32
 }
 
 func (op *convInputGradOp) Arity() int { return 2 }
@@ -261,19 +295,11 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 	// The gradient's geometry: out channels in, in channels out.
 	back := op.convGeom
 	back.in, back.out = op.out, op.in
-	kb := back.k()
-	if op.kernel > 1 {
-		op.cols = scratch(op.cols, kb*cells)
-	}
+	group := back.groupImages()
+	op.cols = scratch(op.cols, back.k()*group*cells)
+	op.prod = scratch(op.prod, op.in*group*cells)
 	parallelFor(batch, func(worker, lo, hi int) {
-		for b := lo; b < hi; b++ {
-			src := dy[b*op.out*cells : (b+1)*op.out*cells]
-			if op.kernel > 1 {
-				back.im2col(src, op.cols[worker])
-				src = op.cols[worker]
-			}
-			sgemm(op.in, cells, kb, op.flipped, kb, src, cells, op.dx[b*op.in*cells:], cells)
-		}
+		back.convolve(dy, op.flipped, op.dx, lo, hi, op.cols[worker], op.prod[worker])
 	})
 	return dense4(op.dx, batch, op.in, op.height, op.width), nil
 }
@@ -283,8 +309,8 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 // each worker summing its images, then the workers' sums added.
 type convWeightGradOp struct {
 	convGeom
-	cols, partial [][]float32
-	dw            []float32
+	cols, grads, partial [][]float32
+	dw                   []float32
 }
 
 func (op *convWeightGradOp) Arity() int { return 2 }
@@ -319,22 +345,35 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 	n := op.out * k
 	op.dw = grow(op.dw, n)
 	op.partial = scratch(op.partial, n)
-	if op.kernel > 1 {
-		op.cols = scratch(op.cols, k*cells)
-	}
+	group := op.groupImages()
+	op.cols = scratch(op.cols, k*group*cells)
+	op.grads = scratch(op.grads, op.out*group*cells)
 	workers := parallelFor(batch, func(worker, lo, hi int) {
 		acc := op.partial[worker]
 		if worker == 0 {
 			acc = op.dw
 		}
 		clear(acc)
-		for b := lo; b < hi; b++ {
-			src := x[b*op.in*cells : (b+1)*op.in*cells]
-			if op.kernel > 1 {
-				op.im2col(src, op.cols[worker])
-				src = op.cols[worker]
+		cols, grads := op.cols[worker], op.grads[worker]
+		for first := lo; first < hi; first += group {
+			n := min(group, hi-first)
+			ld := n * cells
+			for j := 0; j < n; j++ {
+				b := first + j
+				src := x[b*op.in*cells : (b+1)*op.in*cells]
+				if op.kernel == 1 {
+					for c := 0; c < op.in; c++ {
+						copy(cols[c*ld+j*cells:c*ld+(j+1)*cells], src[c*cells:(c+1)*cells])
+					}
+				} else {
+					op.im2col(src, cols[j*cells:], ld)
+				}
+				g := dy[b*op.out*cells : (b+1)*op.out*cells]
+				for o := 0; o < op.out; o++ {
+					copy(grads[o*ld+j*cells:o*ld+(j+1)*cells], g[o*cells:(o+1)*cells])
+				}
 			}
-			gemm(false, true, op.out, k, cells, 1, dy[b*op.out*cells:], cells, src, cells, 1, acc, k)
+			gemm(false, true, op.out, k, ld, 1, grads, ld, cols, ld, 1, acc, k)
 		}
 	})
 	for w := 1; w < workers; w++ {
@@ -350,19 +389,25 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 // with the batch's mean and (biased) variance and moves the running
 // statistics, mean and variance (channels), by momentum towards the
 // batch's, with the unbiased variance, as Gorgonia's BatchNormOp does.
-func batchNorm(x, gamma, beta *G.Node, name string, mean, variance []float32, momentum float64) (*G.Node, error) {
-	st := &bnState{name: name, runningMean: mean, runningVar: variance, momentum: momentum}
+// With relu a ReLU follows, in the same pass.
+func batchNorm(x, gamma, beta *G.Node, name string, mean, variance []float32, momentum float64, relu bool) (*G.Node, error) {
+	st := &bnState{name: name, runningMean: mean, runningVar: variance, momentum: momentum, relu: relu}
 	return G.ApplyOp(&bnOp{st}, x, gamma, beta)
 }
 
 // bnState is shared by a batch norm and its gradients: the last batch's
-// per-channel mean and 1/√(var+ε).
+// per-channel mean and 1/√(var+ε), and the per-channel sums all three
+// gradients need, computed by whichever runs first after a forward pass.
 type bnState struct {
 	name                    string
 	runningMean, runningVar []float32
 	momentum                float64
+	relu                    bool
 	mean, invStd            []float64
 	y                       []float32
+	// forwards counts forward passes; sums are of the one numbered summed.
+	forwards, summed int
+	sumDy, sumDyXhat []float64
 }
 
 type bnOp struct{ *bnState }
@@ -417,7 +462,9 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 	op.y = grow(op.y, len(x))
 	if len(op.mean) != channels {
 		op.mean, op.invStd = make([]float64, channels), make([]float64, channels)
+		op.sumDy, op.sumDyXhat = make([]float64, channels), make([]float64, channels)
 	}
+	op.forwards++
 	n := float64(batch * cells)
 	mom := op.momentum
 	parallelFor(channels, func(_, lo, hi int) {
@@ -445,8 +492,14 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 			for b := 0; b < batch; b++ {
 				i := (b*channels + c) * cells
 				dst := op.y[i : i+cells]
-				for j, v := range x[i : i+cells] {
-					dst[j] = v*scale + shift
+				if op.relu {
+					for j, v := range x[i : i+cells] {
+						dst[j] = max(v*scale+shift, 0)
+					}
+				} else {
+					for j, v := range x[i : i+cells] {
+						dst[j] = v*scale + shift
+					}
 				}
 			}
 		}
@@ -459,7 +512,7 @@ func (op bnOp) DiffWRT(int) []bool { return []bool{true, true, true} }
 func (op bnOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	var out G.Nodes
 	for which := range 3 {
-		d, err := G.ApplyOp(&bnGradOp{bnState: op.bnState, which: which}, inputs[0], inputs[1], grad)
+		d, err := G.ApplyOp(&bnGradOp{bnState: op.bnState, which: which}, inputs[0], inputs[1], output, grad)
 		if err != nil {
 			return nil, err
 		}
@@ -469,7 +522,8 @@ func (op bnOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 }
 
 // bnGradOp computes one of batch norm's gradients from its input x, its
-// scale and the output's gradient dy, with x̂ = (x − mean)·invStd:
+// scale, its output y and the output's gradient dy (zero where a fused
+// ReLU cut y to 0), with x̂ = (x − mean)·invStd:
 // dβ = Σdy, dγ = Σdy·x̂, dx = γ·invStd·(dy − mean(dy) − x̂·mean(dy·x̂)).
 type bnGradOp struct {
 	*bnState
@@ -477,9 +531,9 @@ type bnGradOp struct {
 	out   []float32
 }
 
-func (op *bnGradOp) Arity() int { return 3 }
+func (op *bnGradOp) Arity() int { return 4 }
 func (op *bnGradOp) Type() hm.Type {
-	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4), tensorType(4))
+	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4), tensorType(4), tensorType(4))
 }
 func (op *bnGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	s, ok := in[op.which%2].(tensor.Shape) // x's shape for dx, γ's for the others
@@ -506,7 +560,11 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	dy, _, err := float32s(in[2], op.name)
+	y, _, err := float32s(in[2], op.name)
+	if err != nil {
+		return nil, err
+	}
+	dy, _, err := float32s(in[3], op.name)
 	if err != nil {
 		return nil, err
 	}
@@ -514,7 +572,7 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(dy) != len(x) || len(op.mean) != channels {
+	if len(dy) != len(x) || len(y) != len(x) || len(op.mean) != channels {
 		return nil, fmt.Errorf("%s batch norm gradient: %d gradients for %d inputs, before or without a forward pass", op.name, len(dy), len(x))
 	}
 	if op.which == 0 {
@@ -523,37 +581,63 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 		op.out = grow(op.out, channels)
 	}
 	n := float64(batch * cells)
+	if op.summed != op.forwards {
+		op.summed = op.forwards
+		parallelFor(channels, func(_, lo, hi int) {
+			for c := lo; c < hi; c++ {
+				mean, invStd := op.mean[c], op.invStd[c]
+				sumDy, sumDyX := 0.0, 0.0
+				for b := 0; b < batch; b++ {
+					i := (b*channels + c) * cells
+					g, out := dy[i:i+cells], y[i:i+cells]
+					for j, v := range x[i : i+cells] {
+						if !op.relu || out[j] > 0 {
+							sumDy += float64(g[j])
+							sumDyX += float64(g[j]) * float64(v)
+						}
+					}
+				}
+				op.sumDy[c] = sumDy
+				op.sumDyXhat[c] = (sumDyX - mean*sumDy) * invStd
+			}
+		})
+	}
+	switch op.which {
+	case 1:
+		for c := range op.out {
+			op.out[c] = float32(op.sumDyXhat[c])
+		}
+		return dense4(op.out, gs...), nil
+	case 2:
+		for c := range op.out {
+			op.out[c] = float32(op.sumDy[c])
+		}
+		return dense4(op.out, gs...), nil
+	}
 	parallelFor(channels, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			mean, invStd := op.mean[c], op.invStd[c]
-			sumDy, sumDyXhat := 0.0, 0.0
-			for b := 0; b < batch; b++ {
-				i := (b*channels + c) * cells
-				g := dy[i : i+cells]
-				for j, v := range x[i : i+cells] {
-					sumDy += float64(g[j])
-					sumDyXhat += float64(g[j]) * (float64(v) - mean) * invStd
-				}
-			}
-			switch op.which {
-			case 1:
-				op.out[c] = float32(sumDyXhat)
-				continue
-			case 2:
-				op.out[c] = float32(sumDy)
-				continue
-			}
 			scale := float64(gamma[c]) * invStd
 			// dx = scale·dy − scale·mean(dy) − scale·x̂·mean(dy·x̂), with
 			// x̂ expanded so that the loop is one multiply-add per value.
-			a := scale * sumDyXhat / n * invStd
-			k := float32(-scale*sumDy/n + a*mean)
+			a := scale * op.sumDyXhat[c] / n * invStd
+			k := float32(-scale*op.sumDy[c]/n + a*mean)
 			s32, a32 := float32(scale), float32(a)
 			for b := 0; b < batch; b++ {
 				i := (b*channels + c) * cells
-				g, dst := dy[i:i+cells], op.out[i:i+cells]
-				for j, v := range x[i : i+cells] {
-					dst[j] = s32*g[j] - a32*v + k
+				g, out, dst := dy[i:i+cells], y[i:i+cells], op.out[i:i+cells]
+				if op.relu {
+					for j, v := range x[i : i+cells] {
+						if out[j] > 0 {
+							dst[j] = s32*g[j] - a32*v + k
+						} else {
+							dst[j] = -a32*v + k
+						}
+					}
+				} else {
+					for j, v := range x[i : i+cells] {
+						dst[j] = s32*g[j] - a32*v + k
+					}
 				}
 			}
 		}

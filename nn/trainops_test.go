@@ -21,7 +21,7 @@ func TestOwnOpsMatchGorgonia(t *testing.T) {
 		batch Batch
 	}{
 		{"tictactoe", tictactoe.Game{}, tinyConfig, randomBatch(tictactoe.Game{}, 6, 4)},
-		{"othello", fakeOthello, Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}, fakeBatch(fakeOthello, 5, 2)},
+		{"othello", fakeOthello, Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}, fakeBatch(fakeOthello, 19, 2)},
 	}
 	for _, c := range cases {
 		for _, procs := range []int{1, 3} {
