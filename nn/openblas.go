@@ -58,6 +58,15 @@ type gemmArgs struct {
 // fight them for the cores.
 func loadOpenBLAS(name string) (*openBLAS, error) {
 	o := &openBLAS{}
+	// The variables set here are for OpenBLAS's constructor only: they are
+	// removed again once it has run, so that child processes do not
+	// inherit them.
+	var set []string
+	defer func() {
+		for _, v := range set {
+			_ = os.Unsetenv(v)
+		}
+	}()
 	want, reason := "", ""
 	if user := os.Getenv("OPENBLAS_CORETYPE"); user != "" {
 		o.choice = "OPENBLAS_CORETYPE set by the user"
@@ -74,6 +83,7 @@ func loadOpenBLAS(name string) (*openBLAS, error) {
 			if err := os.Setenv("OPENBLAS_CORETYPE", want); err != nil {
 				return nil, fmt.Errorf("choose OpenBLAS kernels: %w", err)
 			}
+			set = append(set, "OPENBLAS_CORETYPE")
 			o.choice = "chosen by flipzero: " + reason
 		} else {
 			o.choice = "chosen by OpenBLAS"
@@ -82,7 +92,9 @@ func loadOpenBLAS(name string) (*openBLAS, error) {
 	if os.Getenv("OPENBLAS_NUM_THREADS") == "" {
 		// Spares OpenBLAS from starting a thread per core at load that
 		// would never get work.
-		_ = os.Setenv("OPENBLAS_NUM_THREADS", "1")
+		if os.Setenv("OPENBLAS_NUM_THREADS", "1") == nil {
+			set = append(set, "OPENBLAS_NUM_THREADS")
+		}
 	}
 	lib, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
