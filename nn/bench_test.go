@@ -24,11 +24,14 @@ func BenchmarkMatMul(b *testing.B) {
 	for i := range a {
 		a[i], m[i] = float32(i%7)+1, float32(i%5)+1
 	}
+	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		sgemm(n, n, n, a, n, m, n, c, n)
 	}
+	b.StopTimer()
 	b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(2*n*n*n*float64(b.N)/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
 }
 
 func BenchmarkEvaluate(b *testing.B) {
@@ -51,15 +54,18 @@ func BenchmarkEvaluate(b *testing.B) {
 				states := tg.states(batch)
 				priors := make([]float32, batch*g.ActionSpace())
 				values := make([]float32, batch)
+				cpu0 := cpuTime()
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					if err := ev.Evaluate(states, priors, values); err != nil {
 						b.Fatal(err)
 					}
 				}
+				b.StopTimer()
 				positions := float64(b.N*batch) / b.Elapsed().Seconds()
 				b.ReportMetric(positions, "positions/s")
 				b.ReportMetric(positions*net.FLOPsPerPosition()/1e9, "GFLOP/s")
+				b.ReportMetric(float64(b.N*batch)*net.FLOPsPerPosition()/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
 			})
 		}
 	}
