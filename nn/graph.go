@@ -83,6 +83,7 @@ type builder struct {
 	momentum float64
 	height   int
 	width    int
+	ws       *workspace // shared by the graph's own convolutions
 	err      error
 }
 
@@ -117,7 +118,10 @@ func (b *builder) convBN(x *G.Node, c *conv, relu bool) *G.Node {
 
 func (b *builder) ownConvBN(x *G.Node, c *conv, relu bool) *G.Node {
 	name := c.w.name[:len(c.w.name)-len(".w")]
-	geom := convGeom{name: name, kernel: c.kernel, in: c.in, out: c.out, height: b.height, width: b.width}
+	if b.ws == nil {
+		b.ws = &workspace{}
+	}
+	geom := convGeom{name: name, kernel: c.kernel, in: c.in, out: c.out, height: b.height, width: b.width, ws: b.ws}
 	y, err := conv2d(x, b.nodes[c.w], geom)
 	if err != nil {
 		b.err = fmt.Errorf("%s: %w", c.w.name, err)

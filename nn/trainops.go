@@ -73,11 +73,28 @@ func dense4(data []float32, s ...int) *tensor.Dense {
 	return tensor.New(tensor.WithShape(s...), tensor.WithBacking(data))
 }
 
+// workspace holds the per-worker scratch buffers of one graph's
+// convolutions. The graph's machine runs one operation at a time, so its
+// operations share one workspace: memory grows with the cores, not with
+// cores × layers.
+type workspace struct {
+	cols, prod, partial [][]float32
+}
+
+// buffers sizes the workspace for GOMAXPROCS workers and returns them.
+func (ws *workspace) buffers(cols, prod, partial int) (c, p, q [][]float32) {
+	ws.cols = scratch(ws.cols, cols)
+	ws.prod = scratch(ws.prod, prod)
+	ws.partial = scratch(ws.partial, partial)
+	return ws.cols, ws.prod, ws.partial
+}
+
 // convGeom is a same-padded, stride-1 square convolution over NCHW
 // tensors; its weights are (out, in, kernel, kernel).
 type convGeom struct {
 	name                           string
 	kernel, in, out, height, width int
+	ws                             *workspace
 }
 
 func (g convGeom) cells() int { return g.height * g.width }
@@ -174,8 +191,7 @@ func conv2d(x, w *G.Node, g convGeom) (*G.Node, error) {
 // convOp is the forward convolution.
 type convOp struct {
 	convGeom
-	cols, prod [][]float32 // per worker: a group's im2col and product
-	y          []float32
+	y []float32
 }
 
 func tensorType(dims int) G.TensorType { return G.TensorType{Dims: dims, Of: hm.TypeVariable('a')} }
@@ -213,10 +229,9 @@ func (op *convOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	op.y = grow(op.y, batch*op.out*cells)
 	group := op.groupImages()
-	op.cols = scratch(op.cols, k*group*cells)
-	op.prod = scratch(op.prod, op.out*group*cells)
+	cols, prod, _ := op.ws.buffers(k*group*cells, op.out*group*cells, 0)
 	parallelFor(batch, func(worker, lo, hi int) {
-		op.convolve(x, w, op.y, lo, hi, op.cols[worker], op.prod[worker])
+		op.convolve(x, w, op.y, lo, hi, cols[worker], prod[worker])
 	})
 	return dense4(op.y, batch, op.out, op.height, op.width), nil
 }
@@ -242,9 +257,8 @@ func (op *convOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 // forward pass is.
 type convInputGradOp struct {
 	convGeom
-	flipped    []float32 // (in, out, kernel, kernel)
-	cols, prod [][]float32
-	dx         []float32
+	flipped []float32 // (in, out, kernel, kernel)
+	dx      []float32
 }
 
 func (op *convInputGradOp) Arity() int { return 2 }
@@ -296,10 +310,9 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 	back := op.convGeom
 	back.in, back.out = op.out, op.in
 	group := back.groupImages()
-	op.cols = scratch(op.cols, back.k()*group*cells)
-	op.prod = scratch(op.prod, op.in*group*cells)
+	cols, prod, _ := op.ws.buffers(back.k()*group*cells, op.in*group*cells, 0)
 	parallelFor(batch, func(worker, lo, hi int) {
-		back.convolve(dy, op.flipped, op.dx, lo, hi, op.cols[worker], op.prod[worker])
+		back.convolve(dy, op.flipped, op.dx, lo, hi, cols[worker], prod[worker])
 	})
 	return dense4(op.dx, batch, op.in, op.height, op.width), nil
 }
@@ -309,8 +322,7 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 // each worker summing its images, then the workers' sums added.
 type convWeightGradOp struct {
 	convGeom
-	cols, grads, partial [][]float32
-	dw                   []float32
+	dw []float32
 }
 
 func (op *convWeightGradOp) Arity() int { return 2 }
@@ -344,17 +356,15 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	n := op.out * k
 	op.dw = grow(op.dw, n)
-	op.partial = scratch(op.partial, n)
 	group := op.groupImages()
-	op.cols = scratch(op.cols, k*group*cells)
-	op.grads = scratch(op.grads, op.out*group*cells)
+	allCols, allGrads, partial := op.ws.buffers(k*group*cells, op.out*group*cells, n)
 	workers := parallelFor(batch, func(worker, lo, hi int) {
-		acc := op.partial[worker]
+		acc := partial[worker]
 		if worker == 0 {
 			acc = op.dw
 		}
 		clear(acc)
-		cols, grads := op.cols[worker], op.grads[worker]
+		cols, grads := allCols[worker], allGrads[worker]
 		for first := lo; first < hi; first += group {
 			n := min(group, hi-first)
 			ld := n * cells
@@ -377,7 +387,7 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 		}
 	})
 	for w := 1; w < workers; w++ {
-		for i, v := range op.partial[w] {
+		for i, v := range partial[w] {
 			op.dw[i] += v
 		}
 	}
