@@ -60,6 +60,10 @@ func (n *Network) buildGraph(batch int, training, ownOps bool, bnMomentum float6
 	x := b.convBN(gr.input, &n.stem, true)
 	for i := range n.blocks {
 		y := b.convBN(x, &n.blocks[i][0], true)
+		if b.ownOps {
+			x = b.ownConvBN(y, &n.blocks[i][1], true, x)
+			continue
+		}
 		y = b.convBN(y, &n.blocks[i][1], false)
 		x = b.relu(b.add(x, y))
 	}
@@ -92,7 +96,7 @@ func (b *builder) convBN(x *G.Node, c *conv, relu bool) *G.Node {
 		return nil
 	}
 	if b.ownOps {
-		return b.ownConvBN(x, c, relu)
+		return b.ownConvBN(x, c, relu, nil)
 	}
 	pad := c.kernel / 2
 	y, err := G.Conv2d(x, b.nodes[c.w], tensor.Shape{c.kernel, c.kernel}, []int{pad, pad}, []int{1, 1}, []int{1, 1})
@@ -116,7 +120,12 @@ func (b *builder) convBN(x *G.Node, c *conv, relu bool) *G.Node {
 	return y
 }
 
-func (b *builder) ownConvBN(x *G.Node, c *conv, relu bool) *G.Node {
+// ownConvBN is convBN on the package's own operations; a non-nil skip
+// ends a residual block: ReLU(batch norm + skip).
+func (b *builder) ownConvBN(x *G.Node, c *conv, relu bool, skip *G.Node) *G.Node {
+	if b.err != nil {
+		return nil
+	}
 	name := c.w.name[:len(c.w.name)-len(".w")]
 	if b.ws == nil {
 		b.ws = &workspace{}
@@ -127,7 +136,7 @@ func (b *builder) ownConvBN(x *G.Node, c *conv, relu bool) *G.Node {
 		b.err = fmt.Errorf("%s: %w", c.w.name, err)
 		return nil
 	}
-	y, err = batchNorm(y, b.nodes[c.gamma], b.nodes[c.beta], name, c.mean.data, c.variance.data, b.momentum, relu)
+	y, err = batchNorm(y, b.nodes[c.gamma], b.nodes[c.beta], skip, name, c.mean.data, c.variance.data, b.momentum, relu)
 	if err != nil {
 		b.err = fmt.Errorf("%s: %w", c.gamma.name, err)
 		return nil

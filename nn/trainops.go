@@ -399,9 +399,13 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 // with the batch's mean and (biased) variance and moves the running
 // statistics, mean and variance (channels), by momentum towards the
 // batch's, with the unbiased variance, as Gorgonia's BatchNormOp does.
-// With relu a ReLU follows, in the same pass.
-func batchNorm(x, gamma, beta *G.Node, name string, mean, variance []float32, momentum float64, relu bool) (*G.Node, error) {
-	st := &bnState{name: name, runningMean: mean, runningVar: variance, momentum: momentum, relu: relu}
+// With relu a ReLU follows, in the same pass; with a skip, a residual
+// block's end: ReLU(batch norm + skip).
+func batchNorm(x, gamma, beta, skip *G.Node, name string, mean, variance []float32, momentum float64, relu bool) (*G.Node, error) {
+	st := &bnState{name: name, runningMean: mean, runningVar: variance, momentum: momentum, relu: relu || skip != nil, skip: skip != nil}
+	if skip != nil {
+		return G.ApplyOp(&bnOp{st}, x, gamma, beta, skip)
+	}
 	return G.ApplyOp(&bnOp{st}, x, gamma, beta)
 }
 
@@ -412,7 +416,7 @@ type bnState struct {
 	name                    string
 	runningMean, runningVar []float32
 	momentum                float64
-	relu                    bool
+	relu, skip              bool
 	mean, invStd            []float64
 	y                       []float32
 	// forwards counts forward passes; sums are of the one numbered summed.
@@ -422,8 +426,16 @@ type bnState struct {
 
 type bnOp struct{ *bnState }
 
-func (op bnOp) Arity() int { return 3 }
+func (op bnOp) Arity() int {
+	if op.skip {
+		return 4
+	}
+	return 3
+}
 func (op bnOp) Type() hm.Type {
+	if op.skip {
+		return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4), tensorType(4), tensorType(4))
+	}
 	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4), tensorType(4))
 }
 func (op bnOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
@@ -462,11 +474,17 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 	if err != nil {
 		return nil, err
 	}
+	var skip []float32
+	if op.skip {
+		if skip, _, err = float32s(in[3], op.name); err != nil {
+			return nil, err
+		}
+	}
 	batch, channels, cells, err := bnShape(op.name, xs, x, gamma)
 	if err != nil {
 		return nil, err
 	}
-	if len(op.runningMean) != channels || len(beta) != channels {
+	if len(op.runningMean) != channels || len(beta) != channels || (op.skip && len(skip) != len(x)) {
 		return nil, fmt.Errorf("%s batch norm: %d channels, %d running means, %d shifts", op.name, channels, len(op.runningMean), len(beta))
 	}
 	op.y = grow(op.y, len(x))
@@ -502,7 +520,12 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 			for b := 0; b < batch; b++ {
 				i := (b*channels + c) * cells
 				dst := op.y[i : i+cells]
-				if op.relu {
+				if op.skip {
+					sk := skip[i : i+cells]
+					for j, v := range x[i : i+cells] {
+						dst[j] = max(v*scale+shift+sk[j], 0)
+					}
+				} else if op.relu {
 					for j, v := range x[i : i+cells] {
 						dst[j] = max(v*scale+shift, 0)
 					}
@@ -517,11 +540,17 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 	return dense4(op.y, xs...), nil
 }
 
-func (op bnOp) DiffWRT(int) []bool { return []bool{true, true, true} }
+func (op bnOp) DiffWRT(n int) []bool {
+	d := make([]bool, n)
+	for i := range d {
+		d[i] = true
+	}
+	return d
+}
 
 func (op bnOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 	var out G.Nodes
-	for which := range 3 {
+	for which := range op.Arity() {
 		d, err := G.ApplyOp(&bnGradOp{bnState: op.bnState, which: which}, inputs[0], inputs[1], output, grad)
 		if err != nil {
 			return nil, err
@@ -537,7 +566,7 @@ func (op bnOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 // dβ = Σdy, dγ = Σdy·x̂, dx = γ·invStd·(dy − mean(dy) − x̂·mean(dy·x̂)).
 type bnGradOp struct {
 	*bnState
-	which int // 0: dx, 1: dγ, 2: dβ
+	which int // 0: dx, 1: dγ, 2: dβ, 3: the skip's (dy where y > 0)
 	out   []float32
 }
 
@@ -546,9 +575,13 @@ func (op *bnGradOp) Type() hm.Type {
 	return hm.NewFnType(tensorType(4), tensorType(4), tensorType(4), tensorType(4), tensorType(4))
 }
 func (op *bnGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
-	s, ok := in[op.which%2].(tensor.Shape) // x's shape for dx, γ's for the others
+	like := in[0] // x's shape for dx and the skip's gradient, γ's for the others
+	if op.which == 1 || op.which == 2 {
+		like = in[1]
+	}
+	s, ok := like.(tensor.Shape)
 	if !ok || len(s) != 4 {
-		return nil, fmt.Errorf("%s batch norm gradient: got %v", op.name, in[op.which%2])
+		return nil, fmt.Errorf("%s batch norm gradient: got %v", op.name, like)
 	}
 	return s.Clone(), nil
 }
@@ -585,10 +618,20 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 	if len(dy) != len(x) || len(y) != len(x) || len(op.mean) != channels {
 		return nil, fmt.Errorf("%s batch norm gradient: %d gradients for %d inputs, before or without a forward pass", op.name, len(dy), len(x))
 	}
-	if op.which == 0 {
+	if op.which == 0 || op.which == 3 {
 		op.out = grow(op.out, len(x))
 	} else {
 		op.out = grow(op.out, channels)
+	}
+	if op.which == 3 {
+		for i, g := range dy {
+			if y[i] > 0 {
+				op.out[i] = g
+			} else {
+				op.out[i] = 0
+			}
+		}
+		return dense4(op.out, xs...), nil
 	}
 	n := float64(batch * cells)
 	if op.summed != op.forwards {
