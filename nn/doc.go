@@ -4,11 +4,14 @@
 //
 // The network is defined and trained with Gorgonia (Trainer: masked policy
 // cross-entropy against the search's visit distribution, value
-// cross-entropy, L2 weight decay, SGD with momentum). Inference for the
-// search goes through a plain im2row + SGEMM forward pass over the same
-// weights with batch norm folded into the convolutions (Folded,
-// Evaluator), which runs three to four times as fast as Gorgonia's forward
-// pass; a test checks both give the same outputs on every game.
+// cross-entropy, L2 weight decay, SGD with momentum); in the training
+// graph the convolutions and batch norms are the package's own Gorgonia
+// operations, which keep their buffers between steps and split each batch
+// over all cores (GOMAXPROCS). Inference for the search goes through a
+// plain im2row + SGEMM forward pass over the same weights with batch norm
+// folded into the convolutions (Folded, Evaluator), which runs three to
+// four times as fast as Gorgonia's forward pass; a test checks both give
+// the same outputs on every game.
 //
 //	net, _ := nn.New(game, nn.DefaultConfig(game), seed)
 //	trainer, _ := nn.NewTrainer(net, nn.DefaultTrainConfig())
