@@ -21,10 +21,15 @@ import (
 // BLAS, one GEMM per image. Each operation value belongs to one graph,
 // whose machine runs its operations one at a time.
 
-// parallelFor splits [0, n) into at most GOMAXPROCS contiguous ranges and
-// runs f on each, worker w getting the w-th range, and waits.
-func parallelFor(n int, f func(worker, lo, hi int)) int {
+// parallelFor splits [0, n) into at most GOMAXPROCS (and at most limit,
+// if positive: the per-worker buffers sized earlier) contiguous ranges,
+// runs f on each, worker w getting the w-th range, and waits. It returns
+// the number of workers.
+func parallelFor(n, limit int, f func(worker, lo, hi int)) int {
 	workers := min(runtime.GOMAXPROCS(0), n)
+	if limit > 0 {
+		workers = min(workers, limit)
+	}
 	if workers <= 1 {
 		f(0, 0, n)
 		return 1
@@ -230,7 +235,7 @@ func (op *convOp) Do(in ...G.Value) (G.Value, error) {
 	op.y = grow(op.y, batch*op.out*cells)
 	group := op.groupImages()
 	cols, prod, _ := op.ws.buffers(k*group*cells, op.out*group*cells, 0)
-	parallelFor(batch, func(worker, lo, hi int) {
+	parallelFor(batch, len(cols), func(worker, lo, hi int) {
 		op.convolve(x, w, op.y, lo, hi, cols[worker], prod[worker])
 	})
 	return dense4(op.y, batch, op.out, op.height, op.width), nil
@@ -311,7 +316,7 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 	back.in, back.out = op.out, op.in
 	group := back.groupImages()
 	cols, prod, _ := op.ws.buffers(back.k()*group*cells, op.in*group*cells, 0)
-	parallelFor(batch, func(worker, lo, hi int) {
+	parallelFor(batch, len(cols), func(worker, lo, hi int) {
 		back.convolve(dy, op.flipped, op.dx, lo, hi, cols[worker], prod[worker])
 	})
 	return dense4(op.dx, batch, op.in, op.height, op.width), nil
@@ -358,7 +363,7 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 	op.dw = grow(op.dw, n)
 	group := op.groupImages()
 	allCols, allGrads, partial := op.ws.buffers(k*group*cells, op.out*group*cells, n)
-	workers := parallelFor(batch, func(worker, lo, hi int) {
+	workers := parallelFor(batch, len(allCols), func(worker, lo, hi int) {
 		acc := partial[worker]
 		if worker == 0 {
 			acc = op.dw
@@ -495,7 +500,7 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 	op.forwards++
 	n := float64(batch * cells)
 	mom := op.momentum
-	parallelFor(channels, func(_, lo, hi int) {
+	parallelFor(channels, 0, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			sum := 0.0
 			for b := 0; b < batch; b++ {
@@ -636,7 +641,7 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 	n := float64(batch * cells)
 	if op.summed != op.forwards {
 		op.summed = op.forwards
-		parallelFor(channels, func(_, lo, hi int) {
+		parallelFor(channels, 0, func(_, lo, hi int) {
 			for c := lo; c < hi; c++ {
 				mean, invStd := op.mean[c], op.invStd[c]
 				sumDy, sumDyX := 0.0, 0.0
@@ -667,7 +672,7 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 		}
 		return dense4(op.out, gs...), nil
 	}
-	parallelFor(channels, func(_, lo, hi int) {
+	parallelFor(channels, 0, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			mean, invStd := op.mean[c], op.invStd[c]
 			scale := float64(gamma[c]) * invStd
