@@ -105,6 +105,8 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	}
 
 	report := progress.New(opts.Progress)
+	status := &statusFile{path: run.Status()}
+	defer func() { status.phase(status.s.Generation, PhaseStopped, 0) }()
 	rng := rand.New(rand.NewPCG(opts.Seed, uint64(gen)))
 	runStart := time.Now()
 	priorSeconds := lastRunSeconds(run)
@@ -119,7 +121,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		gen++
 		m, err := runGeneration(ctx, generation{
 			number: gen, cfg: cfg, game: g, trainer: trainer, replay: replay, player: player,
-			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed,
+			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed, status: status,
 			remote: opts.Remote, playerGen: best,
 		})
 		if err != nil {
@@ -134,7 +136,10 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			if err := trainer.Sync(); err != nil {
 				return err
 			}
-			promote, err := measure(ctx, cfg, g, opts.Backend, run, gen, best, trainer.Network().Fold(), player, &m, report)
+			arenaStart := time.Now()
+			status.phase(gen, PhaseArena, 2*cfg.Arena.Games)
+			promote, err := measure(ctx, cfg, g, opts.Backend, run, gen, best, trainer.Network().Fold(), player, &m, report, status)
+			m.ArenaSeconds = time.Since(arenaStart).Seconds()
 			if err != nil {
 				if ctx.Err() != nil {
 					logf("stopped while measuring generation %d; its checkpoint is kept", gen)
@@ -269,6 +274,7 @@ type generation struct {
 	rng      *rand.Rand
 	progress *progress.Reporter
 	seed     uint64
+	status   *statusFile
 	// remote supplies the games when self-play runs elsewhere; playerGen
 	// is the generation of player, which the workers are told.
 	remote    Remote
@@ -279,6 +285,7 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 	start := time.Now()
 	m := GenerationMetrics{Generation: gen.number, Time: start.UTC().Format(time.RFC3339)}
 	shard := gen.run.Shard(gen.number)
+	gen.status.phase(gen.number, PhaseSelfPlay, gen.cfg.SelfPlay.Games)
 	var newSamples int
 	if gen.remote != nil {
 		n, err := collectRemote(ctx, gen, &m)
@@ -292,11 +299,17 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 		newSamples = n
 		m.Positions = n
 	} else {
-		samples, err := selfPlay(ctx, gen, &m)
+		samples, games, err := selfPlay(ctx, gen, &m)
 		if err != nil {
 			return m, err
 		}
 		if err := data.WriteShard(shard, gen.game, samples); err != nil {
+			return m, err
+		}
+		if err := os.MkdirAll(gen.run.Games(), 0o755); err != nil {
+			return m, fmt.Errorf("games: %w", err)
+		}
+		if err := writeGames(gen.run.GameRecords(gen.number), games); err != nil {
 			return m, err
 		}
 		gen.replay.Add(samples)
@@ -306,6 +319,8 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 	if playSeconds > 0 {
 		m.PositionsS = float64(m.Positions) / playSeconds
 	}
+	m.SelfPlaySeconds = playSeconds
+	trainStart := time.Now()
 	if err := train(ctx, gen, newSamples, &m); err != nil {
 		return m, err
 	}
@@ -316,24 +331,28 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 	if err := nn.SaveCheckpoint(gen.run.Checkpoint(gen.number), gen.trainer, meta); err != nil {
 		return m, err
 	}
+	m.TrainSeconds = time.Since(trainStart).Seconds()
 	m.Samples = gen.replay.Total()
 	m.Window = gen.replay.Len()
 	m.Seconds = time.Since(start).Seconds()
 	return m, nil
 }
 
-// selfPlay plays the generation's games with the current network.
-func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data.Sample, error) {
+// selfPlay plays the generation's games with the current network, and
+// returns their positions and their record lines.
+func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data.Sample, []string, error) {
 	settings := gen.cfg.SelfPlay
 	seed := gen.seed ^ uint64(gen.number)*0x9e3779b97f4a7c15
 	bar := gen.progress.Start(settings.Games, fmt.Sprintf("gen %d self-play", gen.number))
 	defer bar.Close()
 	var samples []data.Sample
+	var games []string
 	start := time.Now()
 	stats, err := selfplay.PlayGames(ctx, gen.game, gen.cfg.Search, settings, seed, func() (mcts.Evaluator, error) {
 		return nn.NewEvaluator(gen.backend, gen.player, settings.BatchSize)
 	}, func(r selfplay.GameRecord) {
 		samples = append(samples, r.Samples...)
+		games = append(games, formatGame(gen.game, r))
 		m.Games++
 		m.Moves += r.Moves
 		switch r.Winner {
@@ -352,15 +371,16 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 			}
 		}
 		bar.Add(1)
+		gen.status.progress(m.Games)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m.Positions = len(samples)
 	if s := time.Since(start).Seconds(); s > 0 {
 		m.EvalsS = float64(stats.Evaluations) / s
 	}
-	return samples, nil
+	return samples, games, nil
 }
 
 // train takes the generation's training steps: enough that each new
@@ -374,6 +394,7 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 	steps := int(math.Ceil(float64(newSamples) * tc.ReplayRatio / float64(tc.BatchSize)))
 	batch := newBatchBuilder(gen.game, tc.BatchSize)
 	bar := gen.progress.Start(steps, fmt.Sprintf("gen %d training", gen.number))
+	gen.status.phase(gen.number, PhaseTraining, steps)
 	defer bar.Close()
 	start := time.Now()
 	var policySum, valueSum float64
@@ -394,6 +415,7 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 		valueSum += losses.Value
 		m.LR = lr
 		bar.Add(1)
+		gen.status.progress(i + 1)
 	}
 	m.Steps = steps
 	m.Step = int(gen.trainer.Steps())

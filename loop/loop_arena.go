@@ -19,7 +19,7 @@ import (
 // both matches in the run, rates the new network, and says whether it
 // passes the gate.
 func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, run runfolder.Folder, gen, best int,
-	candidate, incumbent *nn.Folded, m *GenerationMetrics, report *progress.Reporter) (promote bool, err error) {
+	candidate, incumbent *nn.Folded, m *GenerationMetrics, report *progress.Reporter, status *statusFile) (promote bool, err error) {
 	ac := cfg.Arena
 	newPlayer := player.NetworkPlayer(backend, runfolder.GenerationName(gen), candidate, ac.Playouts)
 	newPlayer.Config = cfg.Search.Config
@@ -30,11 +30,16 @@ func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, ru
 		return false, err
 	}
 	var versusBest arena.Score
+	played := 0
 	for i, opponent := range []player.Player{oldPlayer, baseline} {
 		bar := report.Start(ac.Games, fmt.Sprintf("gen %d vs %s", gen, opponent.Name()))
 		result, err := arena.RunArena(ctx, g, newPlayer, opponent, arena.ArenaOptions{
 			Games: ac.Games, Seed: uint64(gen)*2 + uint64(i),
-			Progress: func(int, arena.Score) { bar.Add(1) },
+			Progress: func(int, arena.Score) {
+				bar.Add(1)
+				played++
+				status.progress(played)
+			},
 		})
 		bar.Close()
 		if err != nil {

@@ -44,6 +44,12 @@ type GenerationMetrics struct {
 	TrainS      float64  `json:"train_samples_per_s"`
 	Rating      *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
 	Best        int      `json:"best"`             // the generation whose network plays the next games
+	// The generation's time by phase: self-play (with writing its
+	// shard), training (with the checkpoint), and the arena, which
+	// Seconds leaves out.
+	SelfPlaySeconds float64 `json:"selfplay_seconds"`
+	TrainSeconds    float64 `json:"train_seconds"`
+	ArenaSeconds    float64 `json:"arena_seconds"`
 }
 
 // ReadMetrics reads a metrics file; a line that cannot be read (a write

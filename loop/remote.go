@@ -59,6 +59,7 @@ func collectRemote(ctx context.Context, gen generation, m *GenerationMetrics) (i
 			m.Results[i] += r
 		}
 		bar.Add(b.Games)
+		gen.status.progress(m.Games)
 	})
 	if err != nil {
 		return 0, err

@@ -64,7 +64,7 @@ func CPU() Backend { return cpuBackend{} }
 
 type cpuBackend struct{}
 
-func (cpuBackend) Name() string { return "cpu (" + BLAS + ")" }
+func (cpuBackend) Name() string { return "cpu (" + BLASInfo() + ")" }
 
 func (cpuBackend) NewInference(f *Folded, maxBatch int) (Inference, error) {
 	return f.NewEvaluator(maxBatch)

@@ -4,11 +4,14 @@
 //
 // The network is defined and trained with Gorgonia (Trainer: masked policy
 // cross-entropy against the search's visit distribution, value
-// cross-entropy, L2 weight decay, SGD with momentum). Inference for the
-// search goes through a plain im2row + SGEMM forward pass over the same
-// weights with batch norm folded into the convolutions (Folded,
-// Evaluator), which runs three to four times as fast as Gorgonia's forward
-// pass; a test checks both give the same outputs on every game.
+// cross-entropy, L2 weight decay, SGD with momentum); in the training
+// graph the convolutions and batch norms are the package's own Gorgonia
+// operations, which keep their buffers between steps and split each batch
+// over all cores (GOMAXPROCS). Inference for the search goes through a
+// plain im2row + SGEMM forward pass over the same weights with batch norm
+// folded into the convolutions (Folded, Evaluator), which runs three to
+// four times as fast as Gorgonia's forward pass; a test checks both give
+// the same outputs on every game.
 //
 //	net, _ := nn.New(game, nn.DefaultConfig(game), seed)
 //	trainer, _ := nn.NewTrainer(net, nn.DefaultTrainConfig())
@@ -21,8 +24,9 @@
 // optimizer state in one versioned, checksummed binary format (see
 // checkpoint.go); a model file is the same format without the optimizer.
 //
-// The default build uses gonum's pure-Go BLAS and needs no C library;
-// build with -tags openblas (and libopenblas-dev installed) to run Gorgonia
-// and the Evaluator on OpenBLAS, limited to one thread so that parallel
-// evaluators do not fight over cores.
+// Matrix multiplies run on OpenBLAS, loaded at run time without cgo
+// where libopenblas.so.0 is installed, with kernels chosen from the CPU's
+// instruction sets and one thread per call so that parallel evaluators do
+// not fight over cores; elsewhere, or with FLIPZERO_BLAS=gonum, on gonum's
+// pure-Go BLAS. BLASInfo says which.
 package nn

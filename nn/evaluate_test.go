@@ -136,6 +136,7 @@ func TestEvaluatorsConcurrent(t *testing.T) {
 // TestEvaluateAllocatesNothing: after the first call, evaluation reuses
 // the evaluator's buffers.
 func TestEvaluateAllocatesNothing(t *testing.T) {
+	skipAllocTestUnderRace(t)
 	g := fakeOthello
 	net, err := New(g, Config{Blocks: 1, Filters: 16, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 16}, 1)
 	if err != nil {

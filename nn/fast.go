@@ -19,6 +19,10 @@ type Folded struct {
 	policyConv, valueConv foldedConv
 	policyFC              foldedDense
 	valueFC1, valueFC2    foldedDense
+	// policyIn and valueIn are policyFC and valueFC1 with their input
+	// rows in (cell, channel) order, the order in which the Evaluator's
+	// heads leave their 1×1 convolutions' output: no regrouping.
+	policyIn, valueIn foldedDense
 }
 
 // foldedConv is a convolution with batch norm folded in. w is
@@ -48,6 +52,8 @@ func (n *Network) Fold() *Folded {
 	f.valueConv = foldConv(&n.valueConv)
 	f.policyFC = copyDense(n.policyFC)
 	f.valueFC1 = copyDense(n.valueFC1)
+	f.policyIn = cellMajor(f.policyFC, n.cfg.PolicyFilters, n.shape.cells())
+	f.valueIn = cellMajor(f.valueFC1, n.cfg.ValueFilters, n.shape.cells())
 	f.valueFC2 = copyDense(n.valueFC2)
 	return f
 }
@@ -76,6 +82,18 @@ func copyDense(d dense) foldedDense {
 	return foldedDense{in: d.in, out: d.out, w: append([]float32(nil), d.w.data...), b: append([]float32(nil), d.b.data...)}
 }
 
+// cellMajor reorders the input rows of a layer that reads a flattened
+// (channels, cells) head from channel-major to cell-major.
+func cellMajor(d foldedDense, channels, cells int) foldedDense {
+	out := foldedDense{in: d.in, out: d.out, w: make([]float32, len(d.w)), b: d.b}
+	for c := 0; c < channels; c++ {
+		for cell := 0; cell < cells; cell++ {
+			copy(out.w[(cell*channels+c)*d.out:(cell*channels+c+1)*d.out], d.w[(c*cells+cell)*d.out:(c*cells+cell+1)*d.out])
+		}
+	}
+	return out
+}
+
 // Game is the game the snapshot plays.
 func (f *Folded) Game() env.Game { return f.game }
 
@@ -93,7 +111,6 @@ type Evaluator struct {
 	cells   []float32 // the input regrouped (batch·cells, planes)
 	x, y, z []float32
 	rows    []float32 // im2row of one chunk of cells
-	flat    []float32 // a head's output regrouped per position
 	logits  []float32 // (batch, actions)
 	hidden  []float32 // (batch, value hidden)
 	wdl     []float32 // (batch, 3)
@@ -112,8 +129,7 @@ func (f *Folded) NewEvaluator(maxBatch int) (*Evaluator, error) {
 	}
 	sh, cfg := f.shape, f.cfg
 	cells := maxBatch * sh.cells()
-	widest := max(cfg.Filters, sh.planes)
-	heads := max(cfg.PolicyFilters, cfg.ValueFilters)
+	widest := max(cfg.Filters, sh.planes, cfg.PolicyFilters, cfg.ValueFilters)
 	return &Evaluator{
 		f:        f,
 		maxBatch: maxBatch,
@@ -123,7 +139,6 @@ func (f *Folded) NewEvaluator(maxBatch int) (*Evaluator, error) {
 		y:        make([]float32, widest*cells),
 		z:        make([]float32, widest*cells),
 		rows:     make([]float32, widest*9*min(cells, chunkRows)),
-		flat:     make([]float32, heads*cells),
 		logits:   make([]float32, maxBatch*sh.actions),
 		hidden:   make([]float32, maxBatch*cfg.ValueHidden),
 		wdl:      make([]float32, maxBatch*valueOutputs),
@@ -227,25 +242,23 @@ func (e *Evaluator) forward(count int) (logits, wdl []float32) {
 			}
 		}
 	}
-	e.conv(&f.stem, e.cells, e.x, count, true)
+	e.conv(&f.stem, e.cells, e.x, nil, count, true)
 	x, y, z := e.x, e.y, e.z
-	n := count * cells * f.cfg.Filters
 	for i := range f.blocks {
-		e.conv(&f.blocks[i][0], x, y, count, true)
-		e.conv(&f.blocks[i][1], y, z, count, false)
-		residualReLU(z[:n], x[:n])
+		e.conv(&f.blocks[i][0], x, y, nil, count, true)
+		e.conv(&f.blocks[i][1], y, z, x, count, true)
 		x, z = z, x
 	}
 
-	e.conv(&f.policyConv, x, y, count, true)
-	in := e.regroup(y, f.cfg.PolicyFilters, count)
+	e.conv(&f.policyConv, x, y, nil, count, true)
+	in := y[:count*sh.cells()*f.cfg.PolicyFilters]
 	logits = e.logits[:count*sh.actions]
-	e.dense(&f.policyFC, in, logits, count)
+	e.dense(&f.policyIn, in, logits, count)
 
-	e.conv(&f.valueConv, x, y, count, true)
-	in = e.regroup(y, f.cfg.ValueFilters, count)
+	e.conv(&f.valueConv, x, y, nil, count, true)
+	in = y[:count*sh.cells()*f.cfg.ValueFilters]
 	hidden := e.hidden[:count*f.cfg.ValueHidden]
-	e.dense(&f.valueFC1, in, hidden, count)
+	e.dense(&f.valueIn, in, hidden, count)
 	relu(hidden)
 	wdl = e.wdl[:count*valueOutputs]
 	e.dense(&f.valueFC2, hidden, wdl, count)
@@ -256,31 +269,51 @@ func (e *Evaluator) forward(count int) (logits, wdl []float32) {
 }
 
 // conv applies a folded convolution to src (batch·cells × in channels)
-// into dst (batch·cells × out channels).
-func (e *Evaluator) conv(c *foldedConv, src, dst []float32, count int, withReLU bool) {
+// into dst (batch·cells × out channels), adds the bias and, where skip is
+// not nil, the residual skip, then the ReLU. It works through the cells a
+// chunk at a time, so that each chunk's output is still in cache for the
+// bias, skip and ReLU.
+func (e *Evaluator) conv(c *foldedConv, src, dst, skip []float32, count int, withReLU bool) {
 	sh := e.f.shape
 	total := count * sh.cells()
 	k := c.in * c.kernel * c.kernel
-	out := dst[:total*c.out]
-	if c.kernel == 1 {
-		sgemm(total, c.out, k, src, k, c.w, c.out, out, c.out)
-	} else {
-		for first := 0; first < total; first += chunkRows {
-			rows := min(chunkRows, total-first)
+	for first := 0; first < total; first += chunkRows {
+		rows := min(chunkRows, total-first)
+		out := dst[first*c.out : (first+rows)*c.out]
+		if c.kernel == 1 {
+			sgemm(rows, c.out, k, src[first*k:], k, c.w, c.out, out, c.out)
+		} else {
 			patches := e.rows[:rows*k]
 			im2row(src, patches, c.in, first, rows, sh.height, sh.width, c.kernel)
-			sgemm(rows, c.out, k, patches, k, c.w, c.out, out[first*c.out:], c.out)
+			sgemm(rows, c.out, k, patches, k, c.w, c.out, out, c.out)
 		}
+		var res []float32
+		if skip != nil {
+			res = skip[first*c.out : (first+rows)*c.out]
+		}
+		biasReLU(out, c.b, res, withReLU)
 	}
-	for r := 0; r < total; r++ {
-		row := out[r*c.out : (r+1)*c.out]
-		if withReLU {
-			for i, b := range c.b[:len(row)] {
-				row[i] = max(row[i]+b, 0)
+}
+
+// biasReLU adds the bias b to each row of x, then skip where it is not
+// nil, then applies the ReLU if asked.
+func biasReLU(x, b, skip []float32, withReLU bool) {
+	n := len(b)
+	for r := 0; r+n <= len(x); r += n {
+		row := x[r : r+n]
+		switch {
+		case skip != nil:
+			sk := skip[r : r+n]
+			for i, v := range b[:len(row)] {
+				row[i] = max(row[i]+v+sk[i], 0)
 			}
-		} else {
-			for i, b := range c.b[:len(row)] {
-				row[i] += b
+		case withReLU:
+			for i, v := range b[:len(row)] {
+				row[i] = max(row[i]+v, 0)
+			}
+		default:
+			for i, v := range b[:len(row)] {
+				row[i] += v
 			}
 		}
 	}
@@ -317,35 +350,10 @@ func im2row(src, dst []float32, channels, first, count, height, width, kernel in
 	}
 }
 
-func residualReLU(dst, skip []float32) {
-	skip = skip[:len(dst)]
-	for i, v := range dst {
-		dst[i] = max(v+skip[i], 0)
-	}
-}
-
 func relu(x []float32) {
 	for i, v := range x {
 		x[i] = max(v, 0)
 	}
-}
-
-// regroup turns a head's 1×1 convolution output (batch·cells × channels)
-// into one row per position, in the (channel, cell) order of the
-// Gorgonia graph's flatten.
-func (e *Evaluator) regroup(src []float32, channels, count int) []float32 {
-	cells := e.f.shape.cells()
-	out := e.flat[:count*channels*cells]
-	for b := 0; b < count; b++ {
-		in := src[b*cells*channels : (b+1)*cells*channels]
-		row := out[b*channels*cells : (b+1)*channels*cells]
-		for cell := 0; cell < cells; cell++ {
-			for c := 0; c < channels; c++ {
-				row[c*cells+cell] = in[cell*channels+c]
-			}
-		}
-	}
-	return out
 }
 
 // dense computes dst = src×w + b for count rows.

@@ -32,7 +32,12 @@ type graph struct {
 // training mode batch norm normalizes with the batch's statistics and
 // updates its running statistics with bnMomentum; otherwise it uses the
 // running statistics.
-func (n *Network) buildGraph(batch int, training bool, bnMomentum float64) (*graph, error) {
+//
+// With ownOps the training graph's convolutions and batch norms are the
+// package's own operations (trainops.go), which update the Network's
+// running statistics directly; otherwise Gorgonia's, whose statistics
+// loadStats and storeStats copy.
+func (n *Network) buildGraph(batch int, training, ownOps bool, bnMomentum float64) (*graph, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("batch size %d, want at least 1", batch)
 	}
@@ -51,10 +56,14 @@ func (n *Network) buildGraph(batch int, training bool, bnMomentum float64) (*gra
 		gr.weights = append(gr.weights, node)
 	}
 
-	b := builder{gr: gr, nodes: nodes, training: training, momentum: bnMomentum}
+	b := builder{gr: gr, nodes: nodes, training: training, ownOps: ownOps && training, momentum: bnMomentum, height: sh.height, width: sh.width}
 	x := b.convBN(gr.input, &n.stem, true)
 	for i := range n.blocks {
 		y := b.convBN(x, &n.blocks[i][0], true)
+		if b.ownOps {
+			x = b.ownConvBN(y, &n.blocks[i][1], true, x)
+			continue
+		}
 		y = b.convBN(y, &n.blocks[i][1], false)
 		x = b.relu(b.add(x, y))
 	}
@@ -74,13 +83,20 @@ type builder struct {
 	gr       *graph
 	nodes    map[*param]*G.Node
 	training bool
+	ownOps   bool
 	momentum float64
+	height   int
+	width    int
+	ws       *workspace // shared by the graph's own convolutions
 	err      error
 }
 
 func (b *builder) convBN(x *G.Node, c *conv, relu bool) *G.Node {
 	if b.err != nil {
 		return nil
+	}
+	if b.ownOps {
+		return b.ownConvBN(x, c, relu, nil)
 	}
 	pad := c.kernel / 2
 	y, err := G.Conv2d(x, b.nodes[c.w], tensor.Shape{c.kernel, c.kernel}, []int{pad, pad}, []int{1, 1}, []int{1, 1})
@@ -100,6 +116,30 @@ func (b *builder) convBN(x *G.Node, c *conv, relu bool) *G.Node {
 	b.gr.bn = append(b.gr.bn, op)
 	if relu {
 		return b.relu(y)
+	}
+	return y
+}
+
+// ownConvBN is convBN on the package's own operations; a non-nil skip
+// ends a residual block: ReLU(batch norm + skip).
+func (b *builder) ownConvBN(x *G.Node, c *conv, relu bool, skip *G.Node) *G.Node {
+	if b.err != nil {
+		return nil
+	}
+	name := c.w.name[:len(c.w.name)-len(".w")]
+	if b.ws == nil {
+		b.ws = &workspace{}
+	}
+	geom := convGeom{name: name, kernel: c.kernel, in: c.in, out: c.out, height: b.height, width: b.width, ws: b.ws}
+	y, err := conv2d(x, b.nodes[c.w], geom)
+	if err != nil {
+		b.err = fmt.Errorf("%s: %w", c.w.name, err)
+		return nil
+	}
+	y, err = batchNorm(y, b.nodes[c.gamma], b.nodes[c.beta], skip, name, c.mean.data, c.variance.data, b.momentum, relu)
+	if err != nil {
+		b.err = fmt.Errorf("%s: %w", c.gamma.name, err)
+		return nil
 	}
 	return y
 }
@@ -152,6 +192,9 @@ func (b *builder) dense(x *G.Node, d dense) *G.Node {
 // loadStats copies the Network's running statistics into the graph's
 // batch-norm operators.
 func (gr *graph) loadStats(n *Network) error {
+	if len(gr.bn) == 0 {
+		return nil
+	}
 	for i, c := range n.convs() {
 		mean := tensor.New(tensor.WithShape(c.out), tensor.WithBacking(c.mean.data))
 		variance := tensor.New(tensor.WithShape(c.out), tensor.WithBacking(c.variance.data))
@@ -165,6 +208,9 @@ func (gr *graph) loadStats(n *Network) error {
 // storeStats copies the graph's updated running statistics back into the
 // Network.
 func (gr *graph) storeStats(n *Network) {
+	if len(gr.bn) == 0 {
+		return
+	}
 	for i, c := range n.convs() {
 		mean, variance := gr.bn[i].Stats()
 		copy(c.mean.data, mean.Data().([]float32))
@@ -186,7 +232,7 @@ func (gr *graph) setInput(inputs []float32) {
 // it is the reference the Evaluator is checked against and a measure of
 // Gorgonia's speed, not the search's evaluator.
 func (n *Network) GorgoniaForward(inputs []float32, count int) (logits, wdl []float32, err error) {
-	gr, err := n.buildGraph(count, false, 0)
+	gr, err := n.buildGraph(count, false, false, 0)
 	if err != nil {
 		return nil, nil, err
 	}

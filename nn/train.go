@@ -92,6 +92,9 @@ type Trainer struct {
 	velocity [][]float32
 	steps    int64
 	graphs   map[int]*trainGraph
+	// gorgoniaOps builds graphs with Gorgonia's own convolution and batch
+	// norm: the reference the package's operations are tested against.
+	gorgoniaOps bool
 }
 
 // trainGraph is the forward pass, the losses and their gradients for one
@@ -295,7 +298,7 @@ func (t *Trainer) graph(n int) (*trainGraph, error) {
 	if tg, ok := t.graphs[n]; ok {
 		return tg, nil
 	}
-	gr, err := t.net.buildGraph(n, true, t.cfg.BatchNormMomentum)
+	gr, err := t.net.buildGraph(n, true, !t.gorgoniaOps, t.cfg.BatchNormMomentum)
 	if err != nil {
 		return nil, err
 	}

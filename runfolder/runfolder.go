@@ -5,16 +5,20 @@
 //	config.yaml              the run's copy of its config
 //	models/gen-NNNNNN.ckpt   the network after each generation, with optimizer state
 //	data/gen-NNNNNN.shard    each generation's training positions
+//	games/gen-NNNNNN.txt     each generation's self-play games, one a line
 //	data/gen-NNNNNN-r-ID-Gg-pPPPPPP.shard  G games a worker sent for generation N, played by network P
 //	cluster-id               the run's id on a NATS server (cluster)
 //	nats/                    the embedded NATS server's JetStream storage
 //	metrics.jsonl            one line per generation
+//	status.json              the generation in progress and its phase
 //	matches.jsonl            the arena's matches, one line each
 //	plot.png                 curves drawn on request
 package runfolder
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,13 +33,16 @@ const (
 	configName  = "config.yaml"
 	modelsDir   = "models"
 	dataDir     = "data"
+	gamesDir    = "games"
 	metricsName = "metrics.jsonl"
+	statusName  = "status.json"
 	matchesName = "matches.jsonl"
 	plotName    = "plot.png"
 )
 
 var (
 	checkpointName = regexp.MustCompile(`^gen-(\d{6})\.ckpt$`)
+	recordsName    = regexp.MustCompile(`^gen-(\d{6})\.txt$`)
 	receivedName   = regexp.MustCompile(`^gen-(\d{6})-r-([A-Za-z0-9_-]{1,64})-(\d{1,9})g-p(\d{6})\.shard$`)
 )
 
@@ -63,6 +70,20 @@ func (f Folder) Checkpoint(gen int) string {
 
 // Shard is the training data generation gen played.
 func (f Folder) Shard(gen int) string { return f.path(dataDir, GenerationName(gen)+".shard") }
+
+// Games is the folder of the self-play game records.
+func (f Folder) Games() string { return f.path(gamesDir) }
+
+// GameRecords holds the games generation gen played in self-play, one a
+// line as flipzero convert prints them: the moves joined by ';', a tab,
+// the outcome, a tab, the game.
+func (f Folder) GameRecords(gen int) string {
+	return f.path(gamesDir, GenerationName(gen)+".txt")
+}
+
+// Status says which generation is in progress and in which phase; it is
+// rewritten whole at each change, for the run's page to follow.
+func (f Folder) Status() string { return f.path(statusName) }
 
 // ReceivedShard is where games generation gen received from a worker
 // are kept, games of them played by the network of generation played:
@@ -123,7 +144,7 @@ func (f Folder) Exists() bool {
 
 // Create makes the folder and its subfolders.
 func (f Folder) Create() error {
-	for _, dir := range []string{string(f), f.Models(), f.Data()} {
+	for _, dir := range []string{string(f), f.Models(), f.Data(), f.Games()} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("create run folder: %w", err)
 		}
@@ -133,13 +154,28 @@ func (f Folder) Create() error {
 
 // Generations lists the generations that have a checkpoint, oldest first.
 func (f Folder) Generations() ([]int, error) {
-	entries, err := os.ReadDir(f.Models())
+	return f.generationsIn(f.Models(), checkpointName)
+}
+
+// RecordedGenerations lists the generations whose self-play games are
+// kept, oldest first; none when the folder has no games folder (a run
+// started before games were kept).
+func (f Folder) RecordedGenerations() ([]int, error) {
+	gens, err := f.generationsIn(f.Games(), recordsName)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return gens, err
+}
+
+func (f Folder) generationsIn(dir string, name *regexp.Regexp) ([]int, error) {
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", f, err)
 	}
 	var gens []int
 	for _, e := range entries {
-		if m := checkpointName.FindStringSubmatch(e.Name()); m != nil {
+		if m := name.FindStringSubmatch(e.Name()); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			gens = append(gens, n)
 		}
@@ -152,7 +188,7 @@ func (f Folder) Generations() ([]int, error) {
 // kill interrupted: they were never renamed into place, so nothing needs
 // them.
 func (f Folder) RemoveStaleTemporaries() {
-	for _, dir := range []string{string(f), f.Models(), f.Data()} {
+	for _, dir := range []string{string(f), f.Models(), f.Data(), f.Games()} {
 		stale, _ := filepath.Glob(filepath.Join(dir, ".*.tmp*"))
 		for _, path := range stale {
 			os.Remove(path)

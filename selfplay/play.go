@@ -107,7 +107,10 @@ func (s Settings) Validate() error {
 type GameRecord struct {
 	Samples []data.Sample // the full searches, with the game's outcome
 	Moves   int           // decisions played
-	Winner  env.Player    // env.NoPlayer for a draw
+	// Actions are the decisions in order, forced ones included, so that
+	// the game can be kept as a record and replayed.
+	Actions []int
+	Winner  env.Player // env.NoPlayer for a draw
 	// Resigned: the game ended by resignation (Winner is the other side).
 	Resigned bool
 	// WouldResign is set in a game that was not allowed to resign when the
@@ -211,6 +214,7 @@ func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings
 type slot struct {
 	tree      *mcts.Tree
 	ply       int
+	actions   []int
 	pending   []pendingSample
 	canResign bool
 	// lowStreak counts, per player, consecutive moves with a root value
@@ -259,7 +263,7 @@ func (w *worker) run(ctx context.Context) error {
 		if err := s.tree.Reset(start); err != nil {
 			return err
 		}
-		*s = slot{tree: s.tree, pending: s.pending[:0], wouldResign: env.NoPlayer,
+		*s = slot{tree: s.tree, pending: s.pending[:0], actions: s.actions[:0], wouldResign: env.NoPlayer,
 			canResign: w.rng.Float64() >= w.settings.NoResignFraction}
 		return nil
 	}
@@ -353,6 +357,7 @@ func (w *worker) run(ctx context.Context) error {
 			if err := s.tree.Advance(action); err != nil {
 				return err
 			}
+			s.actions = append(s.actions, action)
 			s.ply++
 			kept = append(kept, s)
 		}
@@ -377,6 +382,7 @@ func (w *worker) playForced(s *slot) (ended bool, err error) {
 		if err := s.tree.Advance(w.legal[0]); err != nil {
 			return false, err
 		}
+		s.actions = append(s.actions, w.legal[0])
 		s.ply++
 	}
 }
@@ -406,7 +412,9 @@ func (w *worker) resignCheck(s *slot, mover env.Player, value float32) bool {
 
 // finish gives every recorded position its outcome and reports the game.
 func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
-	r := GameRecord{Moves: s.ply, Winner: winner, Resigned: resigned}
+	// The slot's actions are reused by its next game: the record gets
+	// its own copy.
+	r := GameRecord{Moves: s.ply, Actions: append([]int(nil), s.actions...), Winner: winner, Resigned: resigned}
 	r.Samples = make([]data.Sample, len(s.pending))
 	for i, p := range s.pending {
 		smp := p.sample

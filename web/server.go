@@ -1,7 +1,8 @@
 // Package web serves a game against the engine as a page to play in a
 // browser (SVG boards drawn from each game's cells, click to move) over a
 // small JSON API that refuses malformed or illegal requests with a 4xx
-// status and changes nothing then.
+// status and changes nothing then; and a training run's live page (run.go),
+// which follows the run's folder while the loop writes it.
 package web
 
 import (
@@ -28,9 +29,13 @@ import (
 var pageFiles embed.FS
 
 // Serve serves h on ln until ctx is done, then shuts the server down,
-// giving requests in flight a few seconds.
+// giving requests in flight a few seconds; the run page's event streams,
+// which never end on their own, end at once.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context {
+			return context.WithValue(context.Background(), shutdownKey{}, ctx.Done())
+		}}
 	go func() {
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -6,10 +6,12 @@ import (
 	"io"
 	"math"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/gtp"
 	"github.com/flipzero/flipzero/terminal"
 	"github.com/flipzero/flipzero/web"
@@ -116,32 +118,63 @@ type gtpController struct{ *engine.Engine }
 func (c gtpController) GenMove(ctx context.Context) (int, string, error) { return c.Decide(ctx) }
 
 func runServe(ctx context.Context, args []string, io stdio) error {
-	fs := newFlags("serve", "serve --model FILE [--addr 127.0.0.1:8080] [--playouts N | --seconds S]\n\n"+
-		"Serves a web page to play against the model in a browser. It listens on the\n"+
-		"loopback interface unless --addr says otherwise; one game per server.", io.out)
+	fs := newFlags("serve", "serve --model FILE [--run DIR] [--addr 127.0.0.1:8080] [--playouts N | --seconds S]\n"+
+		"       serve --run DIR [--addr 127.0.0.1:8080]\n\n"+
+		"Serves a web page to play against the model in a browser (one game per\n"+
+		"server) and, with --run, the live page of a training run: its curves, the\n"+
+		"generation in progress, its matches and its recent self-play games to\n"+
+		"replay, following the run while the loop writes it (at /run, or at / without\n"+
+		"--model). It listens on the loopback interface unless --addr says otherwise.", io.out)
 	ef := addEngineFlags(fs)
+	runDir := fs.String("run", "", "a training run's folder to show as a live page")
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	as := fs.String("as", "", "your side in the first game (default: the side that moves first)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	e, say, err := ef.engine()
-	if err != nil {
-		return err
+	if *ef.model == "" && *runDir == "" {
+		return usagef("--model or --run is required")
 	}
-	human, err := sideFlag(e.Game(), *as)
-	if err != nil {
-		return err
+	var run *web.Run
+	if *runDir != "" {
+		r, err := web.NewRun(*runDir, games.Builtin())
+		if err != nil {
+			return usageError{fmt.Errorf("--run: %w", err)}
+		}
+		run = r
 	}
-	game, err := web.NewGame(e, human)
-	if err != nil {
-		return err
+	var game *web.Game
+	var gameName string
+	// The model's engine says which device it runs on once the server
+	// listens.
+	announce := func() {}
+	if *ef.model != "" {
+		e, say, err := ef.engine()
+		if err != nil {
+			return err
+		}
+		announce = func() { say(io.err) }
+		human, err := sideFlag(e.Game(), *as)
+		if err != nil {
+			return err
+		}
+		if game, err = web.NewGame(e, human); err != nil {
+			return err
+		}
+		gameName = e.Game().Name()
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return usageError{fmt.Errorf("--addr: %w", err)}
 	}
-	say(io.err)
-	fmt.Fprintf(io.out, "flipzero plays %s at http://%s/ (Ctrl-C stops)\n", e.Game().Name(), ln.Addr())
-	return web.Serve(ctx, ln, game.Handler())
+	announce()
+	var pages []string
+	if game != nil {
+		pages = append(pages, fmt.Sprintf("flipzero plays %s at http://%s/", gameName, ln.Addr()))
+	}
+	if run != nil {
+		pages = append(pages, fmt.Sprintf("the run %s is at http://%s/run", *runDir, ln.Addr()))
+	}
+	fmt.Fprintln(io.out, strings.Join(pages, "; ")+" (Ctrl-C stops)")
+	return web.Serve(ctx, ln, web.Handler(game, run))
 }

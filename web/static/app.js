@@ -1,9 +1,8 @@
 // The page of "flipzero serve": it draws the game the server sends as
-// JSON and turns clicks into moves. The server knows the rules; the page
-// only picks among the legal moves it lists.
+// JSON (with board.js) and turns clicks into moves. The server knows the
+// rules; the page only picks among the legal moves it lists.
 "use strict";
 
-const SVG = "http://www.w3.org/2000/svg";
 let view = null;
 // pending is a decision under way: a ring picked to move, or the rows that
 // contain the markers clicked so far.
@@ -43,13 +42,6 @@ function play(move) {
   if (busy) return;
   document.body.dataset.busy = "true";
   call("POST", "api/move", { move });
-}
-
-function el(name, attrs, parent) {
-  const e = document.createElementNS(SVG, name);
-  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-  if (parent) parent.appendChild(e);
-  return e;
 }
 
 function render() {
@@ -163,49 +155,7 @@ function drawChoices() {
 
 function drawBoard() {
   const svg = $("board");
-  svg.replaceChildren();
-  const cells = view.cells;
-  const square = view.board === "square";
-  const xs = cells.map((c) => c.x), ys = cells.map((c) => c.y);
-  const minX = Math.min(...xs), maxX = Math.max(...xs) + (square ? 1 : 0);
-  const minY = Math.min(...ys), maxY = Math.max(...ys) + (square ? 1 : 0);
-  const m = 0.9;
-  svg.setAttribute("viewBox", [minX - m, minY - m, maxX - minX + 2 * m, maxY - minY + 2 * m].join(" "));
-  const byName = new Map(cells.map((c) => [c.name, c]));
-  const at = (c) => square ? [c.x + 0.5, c.y + 0.5] : [c.x, c.y];
-  const layer = el("g", {}, svg);
-  if (square) {
-    const othello = view.game !== "tictactoe";
-    el("rect", { x: minX, y: minY, width: maxX - minX, height: maxY - minY, fill: othello ? "#2e7d4f" : "#fffdf5" }, layer);
-    for (const c of cells) {
-      el("rect", { x: c.x, y: c.y, width: 1, height: 1, fill: "none", stroke: othello ? "#163d26" : "#333", "stroke-width": 0.03 }, layer);
-    }
-    for (const c of cells) {
-      if (c.y === minY) label(layer, c.x + 0.5, minY - 0.4, c.name.replace(/[0-9]+$/, ""));
-      if (c.x === minX) label(layer, minX - 0.4, c.y + 0.5, c.name.replace(/^[a-z]+/, ""));
-    }
-  } else {
-    el("rect", { x: minX - m, y: minY - m, width: maxX - minX + 2 * m, height: maxY - minY + 2 * m, fill: "#f0e2c0" }, layer);
-    for (const c of cells) {
-      for (const [dc, dr] of [[0, 1], [1, 0], [1, 1]]) {
-        const n = cells.find((o) => o.col === c.col + dc && o.row === c.row + dr);
-        if (n) el("line", { x1: c.x, y1: c.y, x2: n.x, y2: n.y, stroke: "#8a7650", "stroke-width": 0.03 }, layer);
-      }
-      el("circle", { cx: c.x, cy: c.y, r: 0.05, fill: "#8a7650" }, layer);
-    }
-    const lowest = new Map(), leftmost = new Map();
-    for (const c of cells) {
-      if (!lowest.has(c.col) || c.y > lowest.get(c.col).y) lowest.set(c.col, c);
-      if (!leftmost.has(c.row) || c.x < leftmost.get(c.row).x) leftmost.set(c.row, c);
-    }
-    for (const c of lowest.values()) label(layer, c.x, c.y + 0.6, c.name[0]);
-    for (const c of leftmost.values()) label(layer, c.x - 0.55, c.y - 0.25, String(c.row));
-  }
-  for (const name of view.last) {
-    const c = byName.get(name);
-    if (c) { const [x, y] = at(c); el("circle", { cx: x, cy: y, r: square ? 0.47 : 0.44, class: "last" }, layer); }
-  }
-  for (const c of cells) drawPiece(layer, c, at(c));
+  const { layer, at, byName, square } = drawCells(svg, view.game, view.board, view.cells, view.last);
   if (pending && pending.picked) {
     const c = byName.get(pending.picked);
     if (c) { const [x, y] = at(c); el("circle", { cx: x, cy: y, r: 0.46, class: "selected" }, layer); }
@@ -216,36 +166,11 @@ function drawBoard() {
     if (c) { const [x, y] = at(c); el("circle", { cx: x, cy: y, r: 0.16, class: "target" }, layer); }
   }
   // Transparent hit areas on top, one per point, so every click lands.
-  for (const c of cells) {
+  for (const c of view.cells) {
     const [x, y] = at(c);
     const hit = el("circle", { cx: x, cy: y, r: 0.48, fill: "transparent", class: "cell", id: "pt-" + c.name,
       "data-name": c.name, "data-piece": c.piece, "data-target": clickable.has(c.name) ? "1" : "0" }, svg);
     hit.addEventListener("click", () => clickPoint(c.name));
-  }
-}
-
-function label(parent, x, y, text) {
-  const t = el("text", { x, y, class: "label" }, parent);
-  t.textContent = text;
-}
-
-function drawPiece(parent, c, [x, y]) {
-  const p = c.piece;
-  if (!p) return;
-  if (view.game === "tictactoe") {
-    const t = el("text", { x, y: y + 0.04, "text-anchor": "middle", "dominant-baseline": "middle", "font-size": 0.8,
-      fill: p === "black" ? "#1a3c8c" : "#b3261e", "pointer-events": "none" }, parent);
-    t.textContent = p === "black" ? "X" : "O";
-    return;
-  }
-  const dark = p.startsWith("black");
-  if (p === "black" || p === "white") {
-    el("circle", { cx: x, cy: y, r: 0.42, fill: dark ? "#111" : "#f8f8f8", stroke: "#000", "stroke-width": 0.03 }, parent);
-  } else if (p.endsWith("-ring")) {
-    el("circle", { cx: x, cy: y, r: 0.36, fill: "none", stroke: "#000", "stroke-width": 0.16 }, parent);
-    el("circle", { cx: x, cy: y, r: 0.36, fill: "none", stroke: dark ? "#333" : "#fafafa", "stroke-width": 0.1 }, parent);
-  } else if (p.endsWith("-marker")) {
-    el("circle", { cx: x, cy: y, r: 0.24, fill: dark ? "#222" : "#fafafa", stroke: "#000", "stroke-width": 0.03 }, parent);
   }
 }
 

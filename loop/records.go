@@ -1,0 +1,174 @@
+package loop
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/selfplay"
+)
+
+// A generation's self-play games are kept one a line in the format of
+// flipzero convert (the moves joined by ';', a tab, the outcome, a tab,
+// the game), so the run's page can replay them and other tools can read
+// them; they cost a fraction of the shard that holds their positions.
+
+// GameLine is one self-play game as its record line gives it.
+type GameLine struct {
+	Moves []string
+	// Outcome is the winner's name (white, black) or draw; the game may
+	// have ended by resignation before the rules end it.
+	Outcome string
+	Game    string
+}
+
+// formatGame is the record line of a finished game, without its newline.
+func formatGame(g env.Game, r selfplay.GameRecord) string {
+	moves := make([]string, len(r.Actions))
+	for i, a := range r.Actions {
+		moves[i] = g.FormatAction(a)
+	}
+	outcome := "draw"
+	if r.Winner != env.NoPlayer {
+		outcome = g.PlayerName(r.Winner)
+	}
+	return strings.Join(moves, ";") + "\t" + outcome + "\t" + g.Name()
+}
+
+// writeGames writes a generation's record lines.
+func writeGames(path string, lines []string) error {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return atomicfile.WriteBytes(path, []byte(b.String()))
+}
+
+// ReadGames reads at most limit games of a record file, and no more than
+// maxBytes of it: the file may come from elsewhere. A line that is not
+// a record (no outcome after a tab) is skipped and counted.
+func ReadGames(path string, limit int, maxBytes int64) (games []GameLine, skipped int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("games: %w", err)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
+	if err != nil {
+		return nil, 0, fmt.Errorf("games: %w", err)
+	}
+	if int64(len(raw)) > maxBytes {
+		// Cut at the limit: the line it falls in is left out whole.
+		raw = raw[:bytes.LastIndexByte(raw[:maxBytes], '\n')+1]
+	}
+	for line := range bytes.Lines(raw) {
+		if len(games) == limit {
+			break
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		fields := strings.Split(string(line), "\t")
+		if len(fields) < 2 {
+			skipped++
+			continue
+		}
+		g := GameLine{Outcome: fields[1]}
+		if len(fields) > 2 {
+			g.Game = fields[2]
+		}
+		if fields[0] != "" {
+			g.Moves = strings.Split(fields[0], ";")
+		}
+		games = append(games, g)
+	}
+	return games, skipped, nil
+}
+
+// The phases of a generation as the status file names them.
+const (
+	PhaseSelfPlay = "self-play"
+	PhaseTraining = "training"
+	PhaseArena    = "arena"
+	// PhaseStopped: the loop has ended (a limit, Ctrl-C, an error); a
+	// loop killed outright leaves its last phase, and Updated tells.
+	PhaseStopped = "stopped"
+)
+
+// Status is the run's status.json: the generation in progress, for the
+// run's page. The loop writes it whole at each phase change and, at most
+// once a second, as the phase progresses.
+type Status struct {
+	Generation int    `json:"generation"`
+	Phase      string `json:"phase"`
+	// GenerationStarted and PhaseStarted are RFC 3339 times.
+	GenerationStarted string `json:"generation_started"`
+	PhaseStarted      string `json:"phase_started"`
+	// Done of Total: games in self-play and the arena, steps in training.
+	Done    int    `json:"done"`
+	Total   int    `json:"total"`
+	Updated string `json:"updated"`
+}
+
+// ReadStatus reads a run's status file.
+func ReadStatus(path string) (Status, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Status{}, fmt.Errorf("status: %w", err)
+	}
+	var s Status
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return Status{}, fmt.Errorf("status %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// statusFile writes the status as the loop goes. Writing it is best
+// effort: the page is a view of the run, and a run must not stop because
+// its view could not be updated (the checkpoint and metrics writes report
+// a full disk).
+type statusFile struct {
+	path    string
+	s       Status
+	written time.Time
+}
+
+const statusEvery = time.Second
+
+func (f *statusFile) phase(gen int, phase string, total int) {
+	now := time.Now().UTC()
+	if gen != f.s.Generation || f.s.GenerationStarted == "" {
+		f.s.GenerationStarted = now.Format(time.RFC3339Nano)
+	}
+	f.s.Generation, f.s.Phase, f.s.Done, f.s.Total = gen, phase, 0, total
+	f.s.PhaseStarted = now.Format(time.RFC3339Nano)
+	f.write(now)
+}
+
+// progress records done of the phase's total, written when a second has
+// passed since the last write or the phase is complete.
+func (f *statusFile) progress(done int) {
+	f.s.Done = done
+	if now := time.Now().UTC(); now.Sub(f.written) >= statusEvery || done == f.s.Total {
+		f.write(now)
+	}
+}
+
+func (f *statusFile) write(now time.Time) {
+	f.s.Updated = now.Format(time.RFC3339Nano)
+	raw, err := json.Marshal(f.s)
+	if err != nil {
+		return
+	}
+	if atomicfile.WriteBytes(f.path, append(raw, '\n')) == nil {
+		f.written = now
+	}
+}

@@ -1,0 +1,91 @@
+package nn
+
+import (
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/tictactoe"
+)
+
+// TestOwnOpsMatchGorgonia trains two copies of a network side by side,
+// one on the package's convolution and batch norm, one on Gorgonia's, and
+// checks the losses, every gradient, the running statistics and the
+// weights after a few steps agree, with one core and with several.
+func TestOwnOpsMatchGorgonia(t *testing.T) {
+	cases := []struct {
+		name  string
+		game  env.Game
+		cfg   Config
+		batch Batch
+	}{
+		{"tictactoe", tictactoe.Game{}, tinyConfig, randomBatch(tictactoe.Game{}, 6, 4)},
+		{"othello", fakeOthello, Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}, fakeBatch(fakeOthello, 19, 2)},
+	}
+	for _, c := range cases {
+		for _, procs := range []int{1, 3} {
+			t.Run(c.name, func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				trainers := [2]*Trainer{}
+				for i := range trainers {
+					net, err := New(c.game, c.cfg, 7)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if trainers[i], err = NewTrainer(net, DefaultTrainConfig()); err != nil {
+						t.Fatal(err)
+					}
+				}
+				own, ref := trainers[0], trainers[1]
+				ref.gorgoniaOps = true
+				for step := 0; step < 3; step++ {
+					p1, v1, g1, err := own.gradients(c.batch)
+					if err != nil {
+						t.Fatal(err)
+					}
+					p2, v2, g2, err := ref.gradients(c.batch)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !near(p1, p2) || !near(v1, v2) {
+						t.Fatalf("step %d: losses %g, %g, Gorgonia's %g, %g", step, p1, v1, p2, v2)
+					}
+					for i, p := range own.net.learnables {
+						compare(t, "gradient of "+p.name, g1[i], g2[i])
+					}
+					for i, p := range own.net.stats {
+						compare(t, p.name, p.data, ref.net.stats[i].data)
+					}
+					for _, tr := range trainers {
+						if _, err := tr.Step(c.batch); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				for i, p := range own.net.learnables {
+					compare(t, p.name+" after 3 steps", p.data, ref.net.learnables[i].data)
+				}
+			})
+		}
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-4*(1+math.Abs(b)) }
+
+func compare(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	scale := 0.0
+	for _, v := range want {
+		scale = max(scale, math.Abs(float64(v)))
+	}
+	for i := range got {
+		if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1e-3+scale) && d > 1e-6 {
+			t.Errorf("%s[%d] = %g, Gorgonia's %g (largest %g)", what, i, got[i], want[i], scale)
+			return
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/flipzero/flipzero/engine"
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/runfolder"
+)
+
+// evalInt evaluates a JavaScript expression that gives a number.
+func evalInt(t *testing.T, ctx context.Context, js string) int {
+	t.Helper()
+	var n int
+	if err := chromedp.Run(ctx, chromedp.Evaluate(js, &n)); err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return n
+}
+
+// waitFor waits until the JavaScript condition holds.
+func waitFor(t *testing.T, ctx context.Context, what, js string) {
+	t.Helper()
+	var ok bool
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if err := chromedp.Run(ctx, chromedp.Evaluate(js, &ok)); err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the page never showed %s (%s); status %q", what, js, textOf(t, ctx, "#status-line"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestBrowserRun opens the page of a run made by the real loop in
+// headless Chromium: the charts and the generation are drawn, a
+// generation appended to the metrics and a new status show up without a
+// reload, and a kept game steps forward and back by buttons and keys.
+func TestBrowserRun(t *testing.T) {
+	ctx := browser(t)
+	dir := loopRun(t)
+	srv := runServer(t, dir)
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`body[data-generation="2"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	series := func(chart, name string) int {
+		return evalInt(t, ctx, fmt.Sprintf(`(() => { const s = document.querySelector('#%s [data-name="%s"]'); return s ? Number(s.dataset.n) : -1 })()`, chart, name))
+	}
+	for _, c := range []struct{ chart, name string }{
+		{"chart-loss", "policy"}, {"chart-loss", "value"}, {"chart-rating", "Elo"}, {"chart-evals", "evaluations/s"},
+		{"chart-positions", "window"}, {"chart-time", "self-play"}, {"chart-time", "arena"}, {"chart-results", "draws"},
+	} {
+		if n := series(c.chart, c.name); n != 2 {
+			t.Errorf("%s draws %s with %d points, want 2", c.chart, c.name, n)
+		}
+	}
+	if got := textOf(t, ctx, "#tiles .tile .value"); got != "2" {
+		t.Errorf("the generation tile shows %q", got)
+	}
+	if hidden := evalInt(t, ctx, `document.getElementById("play-link").hidden ? 1 : 0`); hidden != 1 {
+		t.Error("the page links a game that this server does not serve")
+	}
+	if got := textOf(t, ctx, "#status-line"); !strings.Contains(got, "Stopped after generation 2") {
+		t.Errorf("status line %q", got)
+	}
+
+	// The loop goes on: a new generation's metrics, then a status for the
+	// generation after it.
+	ms, err := loop.ReadMetrics(dir.Metrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := ms[1]
+	next.Generation, next.PolicyLoss, next.ValueLoss = 3, ms[1].PolicyLoss*0.8, ms[1].ValueLoss*0.8
+	if err := loop.AppendMetrics(dir.Metrics(), next); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "generation 3", `document.body.dataset.generation === "3"`)
+	if n := series("chart-loss", "policy"); n != 3 {
+		t.Errorf("after generation 3 the loss chart has %d points", n)
+	}
+	// Pointing at the loss chart's right end shows generation 3's values.
+	var tip string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const a = document.querySelector("#chart-loss .hover-area"), b = a.getBoundingClientRect();
+		a.dispatchEvent(new MouseEvent("mousemove", { clientX: b.right - 2, clientY: b.top + 10 }));
+		return document.querySelector("#chart-loss .tip").textContent })()`, &tip)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(tip, "generation 3") || !strings.Contains(tip, "policy: ") || !strings.Contains(tip, "value: ") {
+		t.Errorf("the loss chart's tip at generation 3 says %q", tip)
+	}
+	now := time.Now().UTC()
+	status, _ := json.Marshal(loop.Status{Generation: 4, Phase: loop.PhaseSelfPlay, Done: 5, Total: runGames,
+		GenerationStarted: now.Add(-7 * time.Second).Format(time.RFC3339Nano), PhaseStarted: now.Add(-7 * time.Second).Format(time.RFC3339Nano),
+		Updated: now.Format(time.RFC3339Nano)})
+	if err := os.WriteFile(dir.Status(), status, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "generation 4 in progress", `document.getElementById("status-line").textContent.includes("Generation 4: self-play — 5 / 12 games")`)
+
+	// The newest kept generation's first game, stepped through.
+	waitFor(t, ctx, "a game to replay", `document.getElementById("replay").dataset.ply === "0" && document.querySelectorAll("#replay-moves li").length > 4`)
+	marks := func() int {
+		return evalInt(t, ctx, `document.querySelectorAll("#replay-board text:not(.label)").length`)
+	}
+	if m := marks(); m != 0 {
+		t.Fatalf("the start position shows %d marks", m)
+	}
+	for i := 1; i <= 3; i++ {
+		if err := chromedp.Run(ctx, chromedp.Click("#next", chromedp.ByID)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, ctx, fmt.Sprintf("move %d", i), fmt.Sprintf(`document.getElementById("replay").dataset.ply === "%d"`, i))
+		if m := marks(); m != i {
+			t.Fatalf("after %d moves the board shows %d marks", i, m)
+		}
+	}
+	if got := textOf(t, ctx, "#replay-moves li.current"); got != textOf(t, ctx, "#replay-moves li:nth-child(3)") {
+		t.Errorf("the current move %q is not the third", got)
+	}
+	moves := evalInt(t, ctx, `document.querySelectorAll("#replay-moves li").length`)
+	if err := chromedp.Run(ctx, chromedp.KeyEvent(kb.End)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the end of the game", fmt.Sprintf(`document.getElementById("replay").dataset.ply === "%d"`, moves))
+	if got := textOf(t, ctx, "#replay-status"); !strings.Contains(got, "wins") && !strings.Contains(got, "draw") {
+		t.Errorf("the end of the game says %q", got)
+	}
+	if err := chromedp.Run(ctx, chromedp.KeyEvent(kb.ArrowLeft)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "one move back", fmt.Sprintf(`document.getElementById("replay").dataset.ply === "%d"`, moves-1))
+	if m := marks(); m != moves-1 {
+		t.Errorf("one move before the end the board shows %d marks, want %d", m, moves-1)
+	}
+	screenshot(t, ctx, "run.png")
+
+	// Another generation's games.
+	if err := chromedp.Run(ctx, chromedp.SetValue("#replay-gen", "1", chromedp.ByID),
+		chromedp.Evaluate(`document.getElementById("replay-gen").dispatchEvent(new Event("change"))`, nil)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "generation 1's games", `document.getElementById("replay-status").textContent.includes("(generation 1)")`)
+}
+
+// TestBrowserRunYinsh opens the page of a YINSH run that has not finished
+// a generation yet but kept a game (a random one here): the page waits for
+// the first generation, reports no problem, and replays the game on the
+// hexagonal board to its end.
+func TestBrowserRunYinsh(t *testing.T) {
+	ctx := browser(t)
+	dir := runfolder.Folder(t.TempDir())
+	if err := dir.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir.Config(), []byte("game: yinsh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g, err := games.ByName("yinsh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 5))
+	s := g.NewState()
+	var moves []string
+	var legal []int
+	for !s.Terminal() && len(moves) < 300 {
+		legal = s.LegalActions(legal)
+		a := legal[rng.IntN(len(legal))]
+		moves = append(moves, g.FormatAction(a))
+		s.Apply(a)
+	}
+	outcome := "draw"
+	if w := s.Winner(); s.Terminal() && w != env.NoPlayer {
+		outcome = g.PlayerName(w)
+	}
+	record := strings.Join(moves, ";") + "\t" + outcome + "\tyinsh\n"
+	if err := os.WriteFile(dir.GameRecords(3), []byte(record), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := runServer(t, dir)
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`#replay[data-ply="0"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(t, ctx, "#status-line"); got != "Waiting for the first generation…" {
+		t.Errorf("status line %q", got)
+	}
+	if hidden := evalInt(t, ctx, `document.getElementById("problems").hidden ? 1 : 0`); hidden != 1 {
+		t.Errorf("the page reports a problem: %q", textOf(t, ctx, "#problems"))
+	}
+	if err := chromedp.Run(ctx, chromedp.KeyEvent(kb.End)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the end of the game", fmt.Sprintf(`document.getElementById("replay").dataset.ply === "%d"`, len(moves)))
+	// 85 points, and the rings and markers on them.
+	if n := evalInt(t, ctx, `document.querySelectorAll("#replay-board circle").length`); n < 85+10 {
+		t.Errorf("the board has %d circles", n)
+	}
+	if got := textOf(t, ctx, "#replay-status"); !strings.Contains(got, fmt.Sprintf("Move %d of %d", len(moves), len(moves))) {
+		t.Errorf("the end of the game says %q", got)
+	}
+	screenshot(t, ctx, "run-yinsh.png")
+}
+
+// TestBrowserRunBesidePlayPage: with a model too, the run page links the
+// game, and the link leads to it.
+func TestBrowserRunBesidePlayPage(t *testing.T) {
+	ctx := browser(t)
+	dir := loopRun(t)
+	e, err := engine.NewModelEngine(dir.Checkpoint(2), nil, engine.EngineOptions{Playouts: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGame(e, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRun(string(dir), games.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(g, r))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`body[data-generation="2"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#play-link`, chromedp.ByID),
+		chromedp.Click(`#play-link`, chromedp.ByID),
+		chromedp.WaitVisible(`body[data-ply="0"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	if p := pieces(t, ctx); len(p) != 0 {
+		t.Errorf("the game's page shows %v", p)
+	}
+}

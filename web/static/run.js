@@ -1,0 +1,523 @@
+// The run page of "flipzero serve --run": it draws what the server reads
+// from a training run's folder (metrics, matches, status, config) as
+// charts drawn by hand in SVG, follows the run through server-sent events,
+// and replays the self-play games the loop keeps.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let run = null;
+let updates = 0;
+
+const COLORS = {
+  policy: "#e8590c", value: "#1c7ed6", rating: "#2b8a3e", evals: "#7048e8",
+  positions: "#1098ad", trained: "#f08c00", window: "#1098ad", total: "#868e96",
+  selfplay: "#4c6ef5", training: "#f59f00", arena: "#12b886", generation: "#868e96",
+  first: "#343a40", second: "#e64980", draws: "#20c997",
+};
+
+// ---- numbers and times ----
+
+function fmt(v) {
+  if (v === null || v === undefined || !isFinite(v)) return "—";
+  const a = Math.abs(v);
+  if (a >= 1e9) return (v / 1e9).toFixed(a >= 1e10 ? 0 : 1) + "G";
+  if (a >= 1e6) return (v / 1e6).toFixed(a >= 1e7 ? 0 : 1) + "M";
+  if (a >= 1e4) return (v / 1e3).toFixed(a >= 1e5 ? 0 : 1) + "k";
+  if (a >= 100 || Number.isInteger(v)) return String(Math.round(v));
+  if (a >= 10) return v.toFixed(1);
+  if (a >= 1) return v.toFixed(2);
+  return v.toFixed(3);
+}
+
+function duration(s) {
+  if (!isFinite(s) || s < 0) return "—";
+  if (s < 60) return s.toFixed(s < 10 ? 1 : 0) + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min " + String(Math.floor(s % 60)).padStart(2, "0") + " s";
+  return Math.floor(s / 3600) + " h " + String(Math.floor((s % 3600) / 60)).padStart(2, "0") + " min";
+}
+
+function since(iso) {
+  const t = Date.parse(iso);
+  return isNaN(t) ? NaN : Math.max(0, (Date.now() - t) / 1000);
+}
+
+function num(v) {
+  return typeof v === "number" && isFinite(v) ? v : null;
+}
+
+// ---- charts ----
+
+// niceTicks returns about n round values over [lo, hi]: inside it, or
+// when outward, from the round value at or below lo to the one at or
+// above hi, for the axis to end on them.
+function niceTicks(lo, hi, n, integer, outward) {
+  if (!(hi > lo)) return [lo];
+  const raw = (hi - lo) / n;
+  const mag = Math.pow(10, Math.floor(Math.log10(raw)));
+  let step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw);
+  if (integer) step = Math.max(1, Math.round(step));
+  const first = (outward ? Math.floor(lo / step) : Math.ceil(lo / step)) * step;
+  const end = outward ? Math.ceil(hi / step - 1e-9) * step : hi;
+  const out = [];
+  for (let v = first; v <= end + step * 1e-9; v += step) out.push(Number(v.toPrecision(12)));
+  return out;
+}
+
+// tick writes an axis value as short as it can be.
+function tick(v) {
+  return Math.abs(v) >= 1e4 ? fmt(v) : String(Number(v.toFixed(6)));
+}
+
+const W = 480, H = 230, M = { left: 50, right: 14, top: 26, bottom: 26 };
+
+// chart draws series of [x, y] points into the figure's SVG: lines, or
+// stacked bars when opts.stacked. Hovering shows the values at the
+// nearest generation.
+function chart(id, series, opts = {}) {
+  const fig = $(id);
+  const svg = fig.querySelector("svg");
+  svg.replaceChildren();
+  svg.setAttribute("viewBox", `0 0 ${W} ${H}`);
+  const points = series.reduce((n, s) => n + s.points.length, 0);
+  fig.dataset.points = String(points);
+  if (!points) {
+    const t = el("text", { x: W / 2, y: H / 2, class: "empty" }, svg);
+    t.textContent = opts.empty || "no data yet";
+    return;
+  }
+  const xs = series.flatMap((s) => s.points.map((p) => p[0]));
+  let x0 = Math.min(...xs), x1 = Math.max(...xs);
+  if (opts.stacked) { x0 -= 0.5; x1 += 0.5; }
+  if (x1 === x0) { x0 -= 1; x1 += 1; }
+  let ys;
+  if (opts.stacked) {
+    const sums = new Map();
+    for (const s of series) for (const [x, y] of s.points) sums.set(x, (sums.get(x) || 0) + y);
+    ys = [0, ...sums.values()];
+  } else {
+    ys = series.flatMap((s) => s.points.map((p) => p[1]));
+  }
+  let y0 = Math.min(...ys), y1 = Math.max(...ys);
+  if (opts.yMin !== undefined) y0 = Math.min(y0, opts.yMin);
+  if (opts.yMax !== undefined) y1 = Math.max(y1, opts.yMax);
+  if (y1 === y0) { y0 -= Math.abs(y0) * 0.1 || 1; y1 += Math.abs(y1) * 0.1 || 1; }
+  const yt = niceTicks(y0, y1, 5, false, true);
+  y0 = yt[0]; y1 = yt[yt.length - 1];
+  const px = (x) => M.left + (x - x0) / (x1 - x0) * (W - M.left - M.right);
+  const py = (y) => H - M.bottom - (y - y0) / (y1 - y0) * (H - M.top - M.bottom);
+  for (const v of yt) {
+    el("line", { x1: M.left, x2: W - M.right, y1: py(v), y2: py(v), class: "grid" }, svg);
+    const t = el("text", { x: M.left - 5, y: py(v) + 3, class: "tick", "text-anchor": "end" }, svg);
+    t.textContent = (opts.yFormat || tick)(v);
+  }
+  for (const v of niceTicks(Math.ceil(x0), Math.floor(x1), 8, true)) {
+    const t = el("text", { x: px(v), y: H - M.bottom + 14, class: "tick", "text-anchor": "middle" }, svg);
+    t.textContent = String(v);
+  }
+  el("line", { x1: M.left, x2: W - M.right, y1: H - M.bottom, y2: H - M.bottom, class: "axis" }, svg);
+  el("line", { x1: M.left, x2: M.left, y1: M.top - 4, y2: H - M.bottom, class: "axis" }, svg);
+  const xlabel = el("text", { x: W - M.right, y: H - 2, class: "tick", "text-anchor": "end" }, svg);
+  xlabel.textContent = "generation";
+  // The legend along the top.
+  let lx = M.left;
+  for (const s of series) {
+    el("rect", { x: lx, y: 7, width: 12, height: 4, fill: s.color }, svg);
+    const t = el("text", { x: lx + 16, y: 13, class: "legend" }, svg);
+    t.textContent = s.name;
+    lx += 24 + 6.2 * s.name.length;
+  }
+  if (opts.stacked) {
+    const bw = Math.max(1, Math.min(24, (px(1) - px(0)) * 0.8));
+    const base = new Map();
+    for (const s of series) {
+      const g = el("g", { class: "bars", "data-name": s.name, "data-n": s.points.length }, svg);
+      for (const [x, y] of s.points) {
+        const b = base.get(x) || 0;
+        el("rect", { x: px(x) - bw / 2, y: py(b + y), width: bw, height: Math.max(0, py(b) - py(b + y)), fill: s.color }, g);
+        base.set(x, b + y);
+      }
+    }
+  } else {
+    for (const s of series) {
+      if (!s.points.length) continue;
+      const d = s.points.map(([x, y], i) => (i ? "L" : "M") + px(x).toFixed(1) + " " + py(y).toFixed(1)).join(" ");
+      el("path", { d, stroke: s.color, class: "series", "data-name": s.name, "data-n": s.points.length }, svg);
+      if (s.points.length <= 40) {
+        for (const [x, y] of s.points) el("circle", { cx: px(x), cy: py(y), r: 2.5, fill: s.color }, svg);
+      }
+    }
+  }
+  hover(svg, series, px, py, opts);
+}
+
+// hover shows a generation's values under the pointer.
+function hover(svg, series, px, py, opts) {
+  const layer = el("g", { visibility: "hidden" }, svg);
+  const line = el("line", { y1: M.top, y2: H - M.bottom, class: "hover-line" }, layer);
+  const tip = el("g", { class: "tip" }, layer);
+  const area = el("rect", { x: M.left, y: M.top, width: W - M.left - M.right, height: H - M.top - M.bottom, fill: "transparent", class: "hover-area" }, svg);
+  const gens = [...new Set(series.flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
+  area.addEventListener("mouseleave", () => layer.setAttribute("visibility", "hidden"));
+  area.addEventListener("mousemove", (ev) => {
+    const box = svg.getBoundingClientRect();
+    const x = (ev.clientX - box.left) / box.width * W;
+    let best = gens[0];
+    for (const g of gens) if (Math.abs(px(g) - x) < Math.abs(px(best) - x)) best = g;
+    line.setAttribute("x1", px(best));
+    line.setAttribute("x2", px(best));
+    tip.replaceChildren();
+    const lines = ["generation " + best];
+    for (const s of series) {
+      const p = s.points.find((p) => p[0] === best);
+      if (p) lines.push(s.name + ": " + (opts.tipFormat || fmt)(p[1]));
+    }
+    const w = 12 + 6.2 * Math.max(...lines.map((l) => l.length)), h = 6 + 14 * lines.length;
+    const tx = px(best) + 8 + w > W ? px(best) - 8 - w : px(best) + 8;
+    el("rect", { x: tx, y: M.top, width: w, height: h, rx: 4 }, tip);
+    lines.forEach((l, i) => {
+      const t = el("text", { x: tx + 6, y: M.top + 15 + 14 * i }, tip);
+      t.textContent = l;
+    });
+    layer.setAttribute("visibility", "visible");
+  });
+}
+
+function drawCharts(ms) {
+  const trained = ms.filter((m) => m.steps > 0);
+  chart("chart-loss", [
+    { name: "policy", color: COLORS.policy, points: trained.filter((m) => num(m.policy_loss) !== null).map((m) => [m.generation, m.policy_loss]) },
+    { name: "value", color: COLORS.value, points: trained.filter((m) => num(m.value_loss) !== null).map((m) => [m.generation, m.value_loss]) },
+  ], { empty: "no training yet: the window is still below train.min_samples" });
+  chart("chart-rating", [
+    { name: "Elo", color: COLORS.rating, points: ms.filter((m) => num(m.rating) !== null).map((m) => [m.generation, m.rating]) },
+  ], { empty: "no ratings: the arena is off (arena.games in the config)", tipFormat: (v) => v.toFixed(0) });
+  chart("chart-evals", [
+    { name: "evaluations/s", color: COLORS.evals, points: ms.filter((m) => num(m.evals_per_s) > 0).map((m) => [m.generation, m.evals_per_s]) },
+  ], { yMin: 0 });
+  chart("chart-rates", [
+    { name: "positions/s played", color: COLORS.positions, points: ms.filter((m) => num(m.positions_per_s) > 0).map((m) => [m.generation, m.positions_per_s]) },
+    { name: "samples/s trained", color: COLORS.trained, points: trained.filter((m) => num(m.train_samples_per_s) > 0).map((m) => [m.generation, m.train_samples_per_s]) },
+  ], { yMin: 0 });
+  chart("chart-positions", [
+    { name: "window", color: COLORS.window, points: ms.filter((m) => num(m.window) !== null).map((m) => [m.generation, m.window]) },
+    { name: "played in all", color: COLORS.total, points: ms.filter((m) => num(m.samples_total) !== null).map((m) => [m.generation, m.samples_total]) },
+  ], { yMin: 0 });
+  // Generations written before the split by phase show their whole time.
+  const split = ms.filter((m) => num(m.selfplay_seconds) > 0 || num(m.train_seconds) > 0);
+  const whole = ms.filter((m) => !(num(m.selfplay_seconds) > 0 || num(m.train_seconds) > 0) && num(m.seconds) > 0);
+  const timeSeries = [
+    { name: "self-play", color: COLORS.selfplay, points: split.map((m) => [m.generation, m.selfplay_seconds || 0]) },
+    { name: "training", color: COLORS.training, points: split.map((m) => [m.generation, m.train_seconds || 0]) },
+    { name: "arena", color: COLORS.arena, points: split.filter((m) => m.arena_seconds > 0).map((m) => [m.generation, m.arena_seconds]) },
+  ];
+  if (whole.length) timeSeries.push({ name: "generation", color: COLORS.generation, points: whole.map((m) => [m.generation, m.seconds]) });
+  chart("chart-time", timeSeries.filter((s) => s.points.length), { stacked: true, tipFormat: (v) => duration(v) });
+  const played = ms.filter((m) => m.games > 0 && Array.isArray(m.results) && m.results.length === 3);
+  const frac = (i) => played.map((m) => [m.generation, m.results[i] / m.games]);
+  chart("chart-results", [
+    { name: "first player wins", color: COLORS.first, points: frac(0) },
+    { name: "second player wins", color: COLORS.second, points: frac(1) },
+    { name: "draws", color: COLORS.draws, points: frac(2) },
+  ], { yMin: 0, yMax: 1, yFormat: (v) => Math.round(v * 100) + "%", tipFormat: (v) => (v * 100).toFixed(0) + "%" });
+}
+
+// ---- the generation in progress, the tiles ----
+
+function lastMetrics() {
+  return run && run.metrics.length ? run.metrics[run.metrics.length - 1] : null;
+}
+
+function drawStatus() {
+  if (!run) return;
+  const st = run.status, m = lastMetrics();
+  const box = $("now");
+  let line, detail = "", fraction = 0;
+  box.classList.toggle("stopped", !st || st.phase === "stopped");
+  if (st && st.phase !== "stopped") {
+    const what = st.phase === "training" ? "steps" : "games";
+    line = `Generation ${st.generation}: ${st.phase}`;
+    if (st.total > 0) {
+      line += ` — ${st.done} / ${st.total} ${what}`;
+      fraction = st.done / st.total;
+    }
+    const inPhase = since(st.phase_started), inGen = since(st.generation_started), quiet = since(st.updated);
+    const parts = [`${st.phase} for ${duration(inPhase)}`, `generation for ${duration(inGen)}`];
+    if (st.done > 0 && st.total > st.done) parts.push(`about ${duration(inPhase * (st.total - st.done) / st.done)} left in ${st.phase}`);
+    if (m && num(m.seconds) > 0) parts.push(`the last generation took ${duration(m.seconds + (m.arena_seconds || 0))}`);
+    // Self-play games end together (they move in lockstep), so a slow
+    // game may show no progress for as long as a whole phase took before.
+    const usual = m ? 2 * ((m.seconds || 0) + (m.arena_seconds || 0)) : 0;
+    if (quiet > Math.max(600, usual)) parts.push(`no news from the loop for ${duration(quiet)}: is it still running?`);
+    detail = parts.join(" · ");
+  } else if (st) {
+    line = m ? `Stopped after generation ${m.generation}` : "Stopped";
+    detail = `the loop ended ${duration(since(st.updated))} ago; flipzero loop --run ${run.run} resumes it`;
+    fraction = 1;
+  } else if (m) {
+    line = `Generation ${m.generation} done`;
+    detail = `finished ${duration(since(m.time) - m.seconds)} ago (this run's loop writes no status file)`;
+    fraction = 1;
+  } else {
+    line = "Waiting for the first generation…";
+  }
+  $("status-line").textContent = line;
+  $("status-detail").textContent = detail;
+  $("progress-bar").style.width = (100 * Math.min(1, Math.max(0, fraction))).toFixed(1) + "%";
+}
+
+function tile(name, value, sub) {
+  const d = document.createElement("div");
+  d.className = "tile";
+  for (const [cls, text] of [["name", name], ["value", value], ["sub", sub || ""]]) {
+    const e = document.createElement("div");
+    e.className = cls;
+    e.textContent = text;
+    d.appendChild(e);
+  }
+  return d;
+}
+
+function drawTiles() {
+  const m = lastMetrics();
+  const ms = run.metrics;
+  const games = ms.reduce((n, g) => n + (g.games || 0), 0);
+  const st = run.status;
+  const inProgress = st && st.phase !== "stopped" ? "in progress: " + st.generation : "";
+  const tiles = [
+    tile("Generation", m ? String(m.generation) : "—", inProgress),
+    tile("Training steps", m ? fmt(m.step) : "—", m ? fmt(m.steps) + " in the last generation" : ""),
+    tile("Positions", m ? fmt(m.samples_total) : "—", m ? "window " + fmt(m.window) : ""),
+    tile("Evaluations/s", m ? fmt(m.evals_per_s) : "—", m ? fmt(m.positions_per_s) + " positions/s" : ""),
+    tile("Policy loss", m && m.steps > 0 ? fmt(m.policy_loss) : "—", m && m.steps > 0 ? "value loss " + fmt(m.value_loss) : ""),
+    tile("Rating", m && num(m.rating) !== null ? m.rating.toFixed(0) : "—", m && m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo"),
+    tile("Games", fmt(games), m && m.results ? `last: ${m.results[0]} / ${m.results[1]} / ${m.results[2]} (1st, 2nd, draw)` : ""),
+    tile("Run time", m ? duration(m.run_seconds) : "—", m ? "learning rate " + fmt(m.learning_rate) : ""),
+  ];
+  $("tiles").replaceChildren(...tiles);
+}
+
+function drawMatches() {
+  const rows = run.matches.slice(-20).reverse();
+  $("matches").hidden = !rows.length;
+  $("matches-none").hidden = rows.length > 0;
+  $("matches").querySelector("tbody").replaceChildren(...rows.map((r) => {
+    const tr = document.createElement("tr");
+    const n = r.wins + r.draws + r.losses;
+    const score = n ? ((r.wins + r.draws / 2) / n * 100).toFixed(0) + "%" : "—";
+    for (const v of [r.generation || "", r.a, r.b, r.wins, r.draws, r.losses, score, (r.time || "").replace("T", " ").replace("Z", "")]) {
+      const td = document.createElement("td");
+      td.textContent = String(v);
+      tr.appendChild(td);
+    }
+    return tr;
+  }));
+}
+
+function drawConfig() {
+  $("settings").replaceChildren(...run.settings.flatMap((s) => {
+    const dt = document.createElement("dt"), dd = document.createElement("dd");
+    dt.textContent = s.name;
+    dd.textContent = s.value;
+    return [dt, dd];
+  }));
+  $("config").textContent = run.config;
+}
+
+function render() {
+  $("run-name").textContent = run.run;
+  $("game-name").textContent = run.game;
+  document.title = "flipzero " + run.run;
+  const m = lastMetrics();
+  document.body.dataset.generation = m ? String(m.generation) : "";
+  document.body.dataset.updates = String(++updates);
+  const problems = [...run.problems];
+  if (run.metricsSkipped) problems.push(`${run.metricsSkipped} line(s) of metrics.jsonl are not a generation's metrics and were skipped`);
+  if (run.matchesSkipped) problems.push(`${run.matchesSkipped} line(s) of matches.jsonl are not a match and were skipped`);
+  $("problems").hidden = !problems.length;
+  $("problems").textContent = problems.join("; ");
+  drawStatus();
+  drawTiles();
+  drawCharts(run.metrics);
+  drawMatches();
+  drawConfig();
+  updateGenerations();
+}
+
+// ---- replays ----
+
+const replay = { gen: null, chosen: false, index: 0, data: null, ply: 0, timer: null };
+
+async function getJSON(path) {
+  const res = await fetch(path, { cache: "no-store" });
+  const data = await res.json();
+  if (!res.ok) throw new Error(data.error || res.statusText);
+  return data;
+}
+
+// updateGenerations lists the generations with games; the newest is
+// shown until the person picks one.
+function updateGenerations() {
+  const sel = $("replay-gen");
+  const gens = [...run.recorded].reverse();
+  $("replay-none").hidden = gens.length > 0;
+  $("replay").hidden = !gens.length;
+  const have = [...sel.options].map((o) => o.value).join(",");
+  if (have !== gens.join(",")) {
+    sel.replaceChildren(...gens.map((g) => new Option("generation " + g, String(g))));
+  }
+  if (!gens.length) return;
+  if (!replay.chosen && replay.gen !== gens[0]) {
+    loadGeneration(gens[0]);
+  } else if (replay.gen !== null) {
+    sel.value = String(replay.gen);
+  }
+}
+
+async function loadGeneration(gen) {
+  replay.gen = gen;
+  $("replay-gen").value = String(gen);
+  try {
+    const list = await getJSON("api/run/games?gen=" + gen);
+    if (replay.gen !== gen) return;
+    $("replay-game").replaceChildren(...list.games.map((g) =>
+      new Option(`game ${g.index + 1}: ${g.plies} moves, ${g.outcome === "draw" ? "draw" : g.outcome + " wins"}`, String(g.index))));
+    if (list.games.length) await loadGame(gen, 0);
+  } catch (err) {
+    $("replay-status").textContent = "Could not load the games: " + err.message;
+  }
+}
+
+async function loadGame(gen, index) {
+  stopAutoplay();
+  try {
+    const data = await getJSON(`api/run/game?gen=${gen}&game=${index}`);
+    if (replay.gen !== gen) return;
+    replay.index = index;
+    replay.data = data;
+    $("replay-game").value = String(index);
+    $("replay-slider").max = String(data.frames.length - 1);
+    const moves = $("replay-moves");
+    moves.replaceChildren(...data.moves.map((mv, i) => {
+      const li = document.createElement("li");
+      const n = document.createElement("span");
+      n.className = "n";
+      n.textContent = (i + 1) + ".";
+      li.append(n, mv);
+      li.onclick = () => show(i + 1);
+      return li;
+    }));
+    show(0);
+  } catch (err) {
+    $("replay-status").textContent = "Could not load the game: " + err.message;
+  }
+}
+
+function show(ply) {
+  const d = replay.data;
+  if (!d) return;
+  ply = Math.max(0, Math.min(d.frames.length - 1, ply));
+  replay.ply = ply;
+  const f = d.frames[ply];
+  const cells = d.cells.map((c) => ({ ...c, piece: f.pieces[c.name] || "" }));
+  drawCells($("replay-board"), d.game, d.board, cells, f.last);
+  const n = d.moves.length;
+  let text = ply === 0 ? `Start of game ${d.index + 1} (generation ${d.generation})` : `Move ${ply} of ${n}: ${d.moves[ply - 1]}`;
+  if (ply === n) text += " — " + d.result;
+  else if (f.toMove) text += ` — ${f.toMove} to move`;
+  if (ply === n && d.error) text += ": " + d.error;
+  $("replay-status").textContent = text;
+  $("replay-score").textContent = f.score;
+  $("replay-slider").value = String(ply);
+  $("replay").dataset.ply = String(ply);
+  const items = $("replay-moves").children;
+  for (let i = 0; i < items.length; i++) items[i].classList.toggle("current", i === ply - 1);
+  const cur = items[ply - 1];
+  if (cur) {
+    const list = $("replay-moves");
+    if (cur.offsetTop < list.scrollTop || cur.offsetTop > list.scrollTop + list.clientHeight - cur.offsetHeight) {
+      list.scrollTop = cur.offsetTop - list.clientHeight / 2;
+    }
+  }
+}
+
+function stopAutoplay() {
+  if (replay.timer) clearInterval(replay.timer);
+  replay.timer = null;
+  $("autoplay").textContent = "play";
+}
+
+function toggleAutoplay() {
+  if (replay.timer) return stopAutoplay();
+  if (!replay.data) return;
+  if (replay.ply >= replay.data.frames.length - 1) show(0);
+  $("autoplay").textContent = "pause";
+  replay.timer = setInterval(() => {
+    if (replay.ply >= replay.data.frames.length - 1) return stopAutoplay();
+    show(replay.ply + 1);
+  }, 600);
+}
+
+$("replay-gen").onchange = () => { replay.chosen = true; loadGeneration(Number($("replay-gen").value)); };
+$("replay-game").onchange = () => loadGame(replay.gen, Number($("replay-game").value));
+$("first").onclick = () => { stopAutoplay(); show(0); };
+$("prev").onclick = () => { stopAutoplay(); show(replay.ply - 1); };
+$("next").onclick = () => { stopAutoplay(); show(replay.ply + 1); };
+$("last").onclick = () => { stopAutoplay(); if (replay.data) show(replay.data.frames.length - 1); };
+$("autoplay").onclick = toggleAutoplay;
+$("replay-slider").oninput = () => { stopAutoplay(); show(Number($("replay-slider").value)); };
+document.addEventListener("keydown", (ev) => {
+  if (ev.target.closest && ev.target.closest("select, input, textarea")) return;
+  const keys = { ArrowLeft: () => show(replay.ply - 1), ArrowRight: () => show(replay.ply + 1), Home: () => show(0),
+    End: () => replay.data && show(replay.data.frames.length - 1) };
+  if (keys[ev.key]) { stopAutoplay(); keys[ev.key](); ev.preventDefault(); }
+  else if (ev.key === " " && ev.target === document.body) { toggleAutoplay(); ev.preventDefault(); }
+});
+
+// ---- following the run ----
+
+function receive(view) {
+  // Whatever the server sends, the lists the page walks are lists.
+  for (const k of ["metrics", "matches", "recorded", "problems", "settings"]) {
+    if (!Array.isArray(view[k])) view[k] = [];
+  }
+  run = view;
+  render();
+}
+
+function follow() {
+  const live = $("live");
+  if (!window.EventSource) {
+    // Without server-sent events, ask every two seconds.
+    const poll = () => getJSON("api/run").then((v) => { receive(v); live.textContent = "polling"; live.className = "live on"; },
+      () => { live.textContent = "the server does not answer"; live.className = "live off"; });
+    poll();
+    setInterval(poll, 2000);
+    return;
+  }
+  const es = new EventSource("api/run/events");
+  es.addEventListener("run", (ev) => {
+    live.textContent = "live";
+    live.className = "live on";
+    try { receive(JSON.parse(ev.data)); } catch (err) { $("problems").hidden = false; $("problems").textContent = "bad update: " + err; }
+  });
+  es.addEventListener("status", (ev) => {
+    if (!run) return;
+    try { run.status = JSON.parse(ev.data).status; } catch (err) { return; }
+    document.body.dataset.updates = String(++updates);
+    drawStatus();
+    drawTiles();
+  });
+  es.onopen = () => { live.textContent = "live"; live.className = "live on"; };
+  // EventSource reconnects by itself.
+  es.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
+}
+
+// A server that also plays the model serves the game at / (alone, it
+// leads / here): link it.
+fetch("./", { method: "HEAD", cache: "no-store" }).then((res) => {
+  if (res.ok && !res.redirected) $("play-link").hidden = false;
+}, () => {});
+
+// The times in the status line move on between updates.
+setInterval(drawStatus, 1000);
+follow();
