@@ -29,6 +29,7 @@ func runBenchCluster(ctx context.Context, args []string, io stdio) error {
 	minutes := fs.Float64("minutes", 10, "how long the trainer runs")
 	url := fs.String("nats", "", "an outside NATS server with JetStream on loopback (default: embedded)")
 	runDir := fs.String("run", "", "run folder to keep (default: a temporary one)")
+	dev := addDeviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -38,6 +39,11 @@ func runBenchCluster(ctx context.Context, args []string, io stdio) error {
 	if _, err := loop.LoadConfig(*configPath, games.Builtin()); err != nil {
 		return usageError{err}
 	}
+	backend, say, err := dev.open()
+	if err != nil {
+		return err
+	}
+	say(io.out)
 	if *runDir == "" {
 		dir, err := os.MkdirTemp("", "flipzero-bench-cluster-")
 		if err != nil {
@@ -84,7 +90,7 @@ func runBenchCluster(ctx context.Context, args []string, io stdio) error {
 		go func() {
 			defer wg.Done()
 			err := cluster.RunWorker(wctx, nc, cluster.WorkerOptions{
-				Name: name, Games: games.Builtin(), Workers: 1, ID: fmt.Sprint("w", i), Version: versionLine(),
+				Name: name, Games: games.Builtin(), Workers: 1, ID: fmt.Sprint("w", i), Version: versionLine(), Backend: backend,
 				Seed: uint64(i + 1),
 				OnNetwork: func(gen int, lag time.Duration) {
 					mu.Lock()
@@ -106,7 +112,7 @@ func runBenchCluster(ctx context.Context, args []string, io stdio) error {
 	start := time.Now()
 	err = loop.Loop(ctx, loop.LoopOptions{
 		ConfigPath: *configPath, RunDir: *runDir, MaxDuration: time.Duration(*minutes * float64(time.Minute)),
-		Remote: trainer, Log: io.err, Seed: 1,
+		Remote: trainer, Log: io.err, Seed: 1, Backend: backend,
 	})
 	elapsed := time.Since(start)
 	stopWorkers()
