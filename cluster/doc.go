@@ -34,5 +34,5 @@
 // Everything from the network is untrusted: a message is checked (sizes
 // before any allocation, the run's id, the game, format version, shapes,
 // finite values, legal actions in range, policies that sum to one) and a
-// bad one is logged with its reason and terminated, never trained on.
+// bad one is logged with its reason and dropped, never trained on.
 package cluster
