@@ -276,14 +276,33 @@ func TestClusterTrainerKilled(t *testing.T) {
 // TestServeNATSNeedsCredentials: a server other machines can reach is
 // refused without a token or password.
 func TestServeNATSNeedsCredentials(t *testing.T) {
+	for _, env := range []string{"FLIPZERO_NATS_TOKEN", "FLIPZERO_NATS_USER", "FLIPZERO_NATS_PASSWORD"} {
+		t.Setenv(env, "")
+	}
 	var out, errOut bytes.Buffer
 	run := filepath.Join(t.TempDir(), "run")
 	code := runCommand(context.Background(), []string{"loop", "--config", tinyRunConfig(t, 10), "--run", run,
-		"--serve-nats", "0.0.0.0:0", "--nats-token", "", "--generations", "1"}, &out, &errOut)
+		"--serve-nats", "0.0.0.0:0", "--generations", "1"}, &out, &errOut)
 	if code != 2 || !strings.Contains(errOut.String(), "needs credentials") {
 		t.Errorf("exit %d: %s", code, errOut.String())
 	}
 	if _, err := os.Stat(run); err == nil {
 		t.Errorf("the refused command created the run folder")
+	}
+}
+
+// TestHelpKeepsSecrets: a token in the environment is used but never
+// shown, not even as a flag's default in --help.
+func TestHelpKeepsSecrets(t *testing.T) {
+	t.Setenv("FLIPZERO_NATS_TOKEN", "topsecret-token")
+	t.Setenv("FLIPZERO_NATS_PASSWORD", "topsecret-password")
+	for _, cmd := range []string{"worker", "loop"} {
+		var out, errOut bytes.Buffer
+		if code := runCommand(context.Background(), []string{cmd, "--help"}, &out, &errOut); code != 0 {
+			t.Fatalf("%s --help: exit %d", cmd, code)
+		}
+		if strings.Contains(out.String()+errOut.String(), "topsecret") {
+			t.Errorf("%s --help shows a secret from the environment:\n%s", cmd, out.String())
+		}
 	}
 }

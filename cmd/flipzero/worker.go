@@ -27,14 +27,27 @@ func addNATSFlags(fs *flagSet) natsFlags {
 	return natsFlags{
 		url:      fs.String("nats", "", "NATS server URL (nats://host:4222, tls://host:4222 for TLS; a token or user:password may be in it)"),
 		ca:       fs.String("nats-ca", "", "PEM file of the authority that signed the server's TLS certificate (default: the system's)"),
-		token:    fs.String("nats-token", os.Getenv("FLIPZERO_NATS_TOKEN"), "the server's token (default $FLIPZERO_NATS_TOKEN)"),
-		user:     fs.String("nats-user", os.Getenv("FLIPZERO_NATS_USER"), "user name on the server (default $FLIPZERO_NATS_USER)"),
-		password: fs.String("nats-password", os.Getenv("FLIPZERO_NATS_PASSWORD"), "password on the server (default $FLIPZERO_NATS_PASSWORD)"),
+		token:    fs.String("nats-token", "", "the server's token (default $FLIPZERO_NATS_TOKEN)"),
+		user:     fs.String("nats-user", "", "user name on the server (default $FLIPZERO_NATS_USER)"),
+		password: fs.String("nats-password", "", "password on the server (default $FLIPZERO_NATS_PASSWORD)"),
 	}
 }
 
+// auth is the flags' credentials, or the environment's for those not
+// given: read here, not as the flags' defaults, so that --help never
+// prints a secret.
 func (f natsFlags) auth() cluster.Auth {
-	return cluster.Auth{Token: *f.token, User: *f.user, Password: *f.password}
+	or := func(flag *string, env string) string {
+		if *flag != "" {
+			return *flag
+		}
+		return os.Getenv(env)
+	}
+	return cluster.Auth{
+		Token:    or(f.token, "FLIPZERO_NATS_TOKEN"),
+		User:     or(f.user, "FLIPZERO_NATS_USER"),
+		Password: or(f.password, "FLIPZERO_NATS_PASSWORD"),
+	}
 }
 
 func (f natsFlags) connect(srv *server.Server, name string) (*nats.Conn, error) {
