@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -138,11 +139,25 @@ func Connect(opts ConnectOptions) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(opts.URL, o...)
 	if err != nil {
-		where := opts.URL
+		where := redact(opts.URL)
 		if opts.Server != nil {
 			where = "the embedded server"
 		}
 		return nil, fmt.Errorf("connect to NATS at %s: %w", where, err)
 	}
 	return nc, nil
+}
+
+// redact is a server URL fit for a message: without the credentials a
+// URL may hold.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		if err != nil {
+			return "the given URL"
+		}
+		return raw
+	}
+	u.User = url.User("REDACTED")
+	return u.String()
 }

@@ -92,3 +92,14 @@ func TestServeNeedsCredentialsBeyondLoopback(t *testing.T) {
 		t.Errorf("IsLoopback is wrong")
 	}
 }
+
+// TestConnectErrorHidesCredentials: a URL's token or password never
+// reaches an error message.
+func TestConnectErrorHidesCredentials(t *testing.T) {
+	for _, u := range []string{"nats://s3cret@127.0.0.1:1", "nats://user:s3cret@127.0.0.1:1"} {
+		_, err := Connect(ConnectOptions{URL: u})
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%v", err)
+		}
+	}
+}

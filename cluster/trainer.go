@@ -394,34 +394,37 @@ func sleep(ctx context.Context, d time.Duration) {
 	}
 }
 
-// Queued counts the shards, and the samples their headers claim, waiting
-// in run name's stream on the server nc is connected to: what workers
-// sent that no trainer has taken yet.
-func Queued(ctx context.Context, nc *nats.Conn, name string) (shards, samples int, err error) {
+// Queued lists the shards waiting in run name's stream on the server nc
+// is connected to, by id, with the samples their headers claim: what
+// workers sent that no trainer has taken yet, or (after a trainer lost an
+// acknowledgement) a shard stored already whose redelivery is to come.
+func Queued(ctx context.Context, nc *nats.Conn, name string) (map[string]int, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	stream, err := js.Stream(ctx, shardStream(name))
 	if err != nil {
-		return 0, 0, fmt.Errorf("shard stream %s: %w", shardStream(name), err)
+		return nil, fmt.Errorf("shard stream %s: %w", shardStream(name), err)
 	}
 	info, err := stream.Info(ctx)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	queued := map[string]int{}
 	if info.State.Msgs == 0 {
-		return 0, 0, nil
+		return queued, nil
 	}
 	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
 		m, err := stream.GetMsg(ctx, seq)
 		if err != nil {
 			continue // deleted: taken by the trainer
 		}
-		shards++
-		if h, _, err := decodeHeader(m.Data); err == nil {
-			samples += h.Samples
+		h, _, err := decodeHeader(m.Data)
+		if err != nil {
+			h.Shard = fmt.Sprint("unreadable-", seq)
 		}
+		queued[h.Shard] = h.Samples
 	}
-	return shards, samples, nil
+	return queued, nil
 }

@@ -120,9 +120,20 @@ func runBenchCluster(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	queuedShards, queuedSamples, err := cluster.Queued(context.Background(), tc, name)
+	queued, err := cluster.Queued(context.Background(), tc, name)
 	if err != nil {
 		return err
+	}
+	received, err := runfolder.Folder(*runDir).ReceivedShards()
+	if err != nil {
+		return err
+	}
+	for _, r := range received {
+		delete(queued, r.ID) // stored; its redelivery is to be dropped
+	}
+	queuedShards, queuedSamples := len(queued), 0
+	for _, n := range queued {
+		queuedSamples += n
 	}
 	ms, err := loop.ReadMetrics(runfolder.Folder(*runDir).Metrics())
 	if err != nil {
