@@ -33,10 +33,11 @@ type Tensor struct {
 }
 
 // Learnables lists the trained arrays in the fixed order of the checkpoint
-// and of the optimizer's state: for each convolution in graph order (stem,
-// block0.a, block0.b, …, policy.conv, value.conv) its weights (out, in,
-// kernel, kernel), batch-norm γ and β (1, out, 1, 1); then policy.fc,
-// value.fc1 and value.fc2, each weights (in, out) and bias (1, out).
+// and of the optimizer's state, the order the layers are made in: stem,
+// block0.a, block0.b, …, policy.conv, policy.fc, value.conv, value.fc1,
+// value.fc2. A convolution has weights (out, in, kernel, kernel), then
+// batch-norm γ and β (1, out, 1, 1); a fully connected layer weights (in,
+// out), then bias (1, out). Names say which is which.
 func (n *Network) Learnables() []Tensor { return tensors(n.learnables) }
 
 // Statistics lists the batch-norm running means and variances (out) of
