@@ -457,7 +457,6 @@ func (bb *batchBuilder) fill(replay *data.Replay, rng *rand.Rand) nn.Batch {
 	b := bb.batch
 	clear(b.Policy)
 	clear(b.Legal)
-	clear(b.Value)
 	for i := 0; i < bb.size; i++ {
 		src := replay.Sample(rng)
 		s := &bb.scratch
@@ -467,7 +466,7 @@ func (bb *batchBuilder) fill(replay *data.Replay, rng *rand.Rand) nn.Batch {
 			b.Policy[i*bb.actions+int(a)] = s.Policy[k]
 			b.Legal[i*bb.actions+int(a)] = 1
 		}
-		b.Value[i*3+int(1-s.Outcome)] = 1 // win, draw, loss
+		b.Value[i*3], b.Value[i*3+1], b.Value[i*3+2] = nn.WDLTarget(s.Outcome)
 		b.Weights[i] = s.Weight
 	}
 	return b
