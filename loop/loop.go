@@ -347,6 +347,8 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 	defer bar.Close()
 	var samples []data.Sample
 	var games []string
+	_, scored := gen.game.NewState().(env.Scorer)
+	scoreSum := 0.0
 	start := time.Now()
 	stats, err := selfplay.PlayGames(ctx, gen.game, gen.cfg.Search, settings, seed, func() (mcts.Evaluator, error) {
 		return nn.NewEvaluator(gen.backend, gen.player, settings.BatchSize)
@@ -355,6 +357,7 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 		games = append(games, formatGame(gen.game, r))
 		m.Games++
 		m.Moves += r.Moves
+		scoreSum += r.Score
 		switch r.Winner {
 		case 0, 1:
 			m.Results[r.Winner]++
@@ -377,6 +380,10 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 		return nil, nil, err
 	}
 	m.Positions = len(samples)
+	if scored && m.Games > 0 {
+		mean := scoreSum / float64(m.Games)
+		m.Score = &mean
+	}
 	if s := time.Since(start).Seconds(); s > 0 {
 		m.EvalsS = float64(stats.Evaluations) / s
 	}

@@ -212,6 +212,15 @@ function drawCharts(ms) {
   ];
   if (whole.length) timeSeries.push({ name: "generation", color: COLORS.generation, points: whole.map((m) => [m.generation, m.seconds]) });
   chart("chart-time", timeSeries.filter((s) => s.points.length), { stacked: true, tipFormat: (v) => duration(v) });
+  // A one-player game's generations carry their mean score instead of
+  // wins and losses worth drawing.
+  const scored = ms.filter((m) => m.games > 0 && num(m.score) !== null);
+  if (scored.length) {
+    chart("chart-results", [
+      { name: "mean score", color: COLORS.first, points: scored.map((m) => [m.generation, m.score]) },
+    ], { yMin: 0, tipFormat: (v) => v.toFixed(2) });
+    return;
+  }
   const played = ms.filter((m) => m.games > 0 && Array.isArray(m.results) && m.results.length === 3);
   const frac = (i) => played.map((m) => [m.generation, m.results[i] / m.games]);
   chart("chart-results", [
@@ -290,7 +299,8 @@ function drawTiles() {
     tile("Evaluations/s", m ? fmt(m.evals_per_s) : "—", m ? fmt(m.positions_per_s) + " positions/s" : ""),
     tile("Policy loss", m && m.steps > 0 ? fmt(m.policy_loss) : "—", m && m.steps > 0 ? "value loss " + fmt(m.value_loss) : ""),
     tile("Rating", m && num(m.rating) !== null ? m.rating.toFixed(0) : "—", m && m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo"),
-    tile("Games", fmt(games), m && m.results ? `last: ${m.results[0]} / ${m.results[1]} / ${m.results[2]} (1st, 2nd, draw)` : ""),
+    tile("Games", fmt(games), m && num(m.score) !== null ? `last: mean score ${m.score.toFixed(2)}`
+      : m && m.results ? `last: ${m.results[0]} / ${m.results[1]} / ${m.results[2]} (1st, 2nd, draw)` : ""),
     tile("Run time", m ? duration(m.run_seconds) : "—", m ? "learning rate " + fmt(m.learning_rate) : ""),
   ];
   $("tiles").replaceChildren(...tiles);
