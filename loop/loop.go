@@ -137,7 +137,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 				return err
 			}
 			arenaStart := time.Now()
-			status.phase(gen, PhaseArena, 2*cfg.Arena.Games)
+			status.phase(gen, PhaseArena, arenaGames(g, cfg.Arena))
 			promote, err := measure(ctx, cfg, g, opts.Backend, run, gen, best, trainer.Network().Fold(), player, &m, report, status)
 			m.ArenaSeconds = time.Since(arenaStart).Seconds()
 			if err != nil {

@@ -21,40 +21,44 @@ import (
 // GenerationMetrics is one line of a run's metrics.jsonl: what one
 // generation of the loop did.
 type GenerationMetrics struct {
-	Generation  int     `json:"generation"`
-	Time        string  `json:"time"`
-	Seconds     float64 `json:"seconds"`     // wall time of the generation
-	RunSeconds  float64 `json:"run_seconds"` // wall time of the run so far
-	Games       int     `json:"games"`
-	Positions   int     `json:"positions"` // recorded as training samples
-	Moves       int     `json:"moves"`     // searched, recorded or not
-	PositionsS  float64 `json:"positions_per_s"`
-	EvalsS      float64 `json:"evals_per_s"` // network evaluations per second in self-play
-	Resigned    int     `json:"resigned"`
-	FalseResign int     `json:"false_resignations"` // no-resign games the resigning side would have drawn or won
-	NoResign    int     `json:"no_resign_games"`    // games played out where resignation would have happened
-	Results     [3]int  `json:"results"`            // first player wins, second player wins, draws
-	// Score is a one-player game's mean final score over the
-	// generation's self-play games, in the game's units (tokens
-	// captured); absent for other games. Its results count the games
-	// that reach the best score as wins and the others as draws.
-	Score      *float64 `json:"score,omitempty"`
-	Steps      int      `json:"steps"`         // training steps this generation
-	Step       int      `json:"step"`          // training steps over the run
-	Samples    int      `json:"samples_total"` // samples produced over the run
-	Window     int      `json:"window"`
-	LR         float64  `json:"learning_rate"`
-	PolicyLoss float64  `json:"policy_loss"`
-	ValueLoss  float64  `json:"value_loss"`
-	TrainS     float64  `json:"train_samples_per_s"`
-	Rating     *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
-	Best       int      `json:"best"`             // the generation whose network plays the next games
+	Generation  int      `json:"generation"`
+	Time        string   `json:"time"`
+	Seconds     float64  `json:"seconds"`     // wall time of the generation
+	RunSeconds  float64  `json:"run_seconds"` // wall time of the run so far
+	Games       int      `json:"games"`
+	Positions   int      `json:"positions"` // recorded as training samples
+	Moves       int      `json:"moves"`     // searched, recorded or not
+	PositionsS  float64  `json:"positions_per_s"`
+	EvalsS      float64  `json:"evals_per_s"` // network evaluations per second in self-play
+	Resigned    int      `json:"resigned"`
+	FalseResign int      `json:"false_resignations"` // no-resign games the resigning side would have drawn or won
+	NoResign    int      `json:"no_resign_games"`    // games played out where resignation would have happened
+	Results     [3]int   `json:"results"`            // first player wins, second player wins, draws
+	Steps       int      `json:"steps"`              // training steps this generation
+	Step        int      `json:"step"`               // training steps over the run
+	Samples     int      `json:"samples_total"`      // samples produced over the run
+	Window      int      `json:"window"`
+	LR          float64  `json:"learning_rate"`
+	PolicyLoss  float64  `json:"policy_loss"`
+	ValueLoss   float64  `json:"value_loss"`
+	TrainS      float64  `json:"train_samples_per_s"`
+	Rating      *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
+	Best        int      `json:"best"`             // the generation whose network plays the next games
 	// The generation's time by phase: self-play (with writing its
 	// shard), training (with the checkpoint), and the arena, which
 	// Seconds leaves out.
 	SelfPlaySeconds float64 `json:"selfplay_seconds"`
 	TrainSeconds    float64 `json:"train_seconds"`
 	ArenaSeconds    float64 `json:"arena_seconds"`
+	// Score is a one-player game's mean final score over the
+	// generation's self-play games, in the game's units (tokens
+	// captured); absent for other games. Results count the games that
+	// reach the best score as wins and the others as draws.
+	Score *float64 `json:"score,omitempty"`
+	// ArenaScore is a one-player game's new network's mean score over
+	// the arena's deals, when the arena ran: unlike Score, measured
+	// without self-play's noise and temperature.
+	ArenaScore *float64 `json:"arena_score,omitempty"`
 }
 
 // ReadMetrics reads a metrics file; a line that cannot be read (a write

@@ -217,8 +217,9 @@ function drawCharts(ms) {
   const scored = ms.filter((m) => m.games > 0 && num(m.score) !== null);
   if (scored.length) {
     chart("chart-results", [
-      { name: "mean score", color: COLORS.first, points: scored.map((m) => [m.generation, m.score]) },
-    ], { yMin: 0, tipFormat: (v) => v.toFixed(2) });
+      { name: "mean score in self-play", color: COLORS.first, points: scored.map((m) => [m.generation, m.score]) },
+      { name: "mean score in the arena", color: COLORS.second, points: ms.filter((m) => num(m.arena_score) !== null).map((m) => [m.generation, m.arena_score]) },
+    ].filter((s) => s.points.length), { yMin: 0, tipFormat: (v) => v.toFixed(2) });
     return;
   }
   const played = ms.filter((m) => m.games > 0 && Array.isArray(m.results) && m.results.length === 3);
@@ -313,7 +314,9 @@ function drawMatches() {
   $("matches").querySelector("tbody").replaceChildren(...rows.map((r) => {
     const tr = document.createElement("tr");
     const n = r.wins + r.draws + r.losses;
-    const score = n ? ((r.wins + r.draws / 2) / n * 100).toFixed(0) + "%" : "—";
+    // A one-player match also has both players' mean scores on its deals.
+    const score = num(r.mean_a) !== null && num(r.mean_b) !== null ? r.mean_a.toFixed(2) + " vs " + r.mean_b.toFixed(2)
+      : n ? ((r.wins + r.draws / 2) / n * 100).toFixed(0) + "%" : "—";
     for (const v of [r.generation || "", r.a, r.b, r.wins, r.draws, r.losses, score, (r.time || "").replace("T", " ").replace("Z", "")]) {
       const td = document.createElement("td");
       td.textContent = String(v);
