@@ -143,3 +143,12 @@ func TestMovesSolitaire(t *testing.T) {
 		}
 	}
 }
+
+// TestGTPRefusesSolitaire: GTP is a protocol between two players, so a
+// one-player model is refused with one line.
+func TestGTPRefusesSolitaire(t *testing.T) {
+	code, out, errOut := runCLI(t, "", "gtp", "--model", untrainedModel(t, "reversi-solitaire"))
+	if code != 2 || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "one-player") {
+		t.Errorf("exit %d, %q / %q; want 2 and one line saying why", code, out, errOut)
+	}
+}

@@ -8,8 +8,9 @@ import (
 	"github.com/flipzero/flipzero/env"
 )
 
-// Picture is the board as String draws it, with its coordinates.
-func (s *State) Picture() string { return s.String() }
+// Picture is the board as String draws it, with its coordinates, and a
+// line's end, as the terminal prints it before a prompt.
+func (s *State) Picture() string { return s.String() + "\n" }
 
 // Layout is a grid of squares.
 func (s *State) Layout() string { return "square" }
