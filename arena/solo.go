@@ -24,6 +24,10 @@ import (
 // are compared by their mean score, with its interval, and deal by deal,
 // where the luck of the deal cancels out.
 
+// MaxDeals bounds a one-player match, whose scores are kept deal by deal
+// for the paired comparisons: a million deals is days of play.
+const MaxDeals = 1_000_000
+
 // SoloOptions tunes a one-player match.
 type SoloOptions struct {
 	// Deals is the number of deals every player plays.
@@ -175,8 +179,8 @@ func RunSolo(ctx context.Context, g env.Game, players []player.Player, opts Solo
 	if len(players) == 0 {
 		return SoloResult{}, errors.New("arena: no players")
 	}
-	if opts.Deals < 1 {
-		return SoloResult{}, fmt.Errorf("arena: %d deals, want at least 1", opts.Deals)
+	if opts.Deals < 1 || opts.Deals > MaxDeals {
+		return SoloResult{}, fmt.Errorf("arena: %d deals, want 1 to %d", opts.Deals, MaxDeals)
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)

@@ -160,6 +160,7 @@ func TestSoloRefusals(t *testing.T) {
 		{duel, []player.Player{named(t, "random")}, 2, "not a one-player game"},
 		{solo, nil, 2, "no players"},
 		{solo, []player.Player{named(t, "random")}, 0, "0 deals"},
+		{solo, []player.Player{named(t, "random")}, MaxDeals + 1, "want 1 to"},
 		{solo, []player.Player{named(t, "alphabeta:2")}, 2, "evaluation"},
 	} {
 		if _, err := RunSolo(ctx, tt.g, tt.players, SoloOptions{Deals: tt.deals}); err == nil || !strings.Contains(err.Error(), tt.want) {

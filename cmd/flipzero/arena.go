@@ -191,6 +191,9 @@ func soloArena(ctx context.Context, g env.Game, names []string, popts player.Pla
 	if names[0] == "" {
 		return usagef("--a is required: %s", playerHelp)
 	}
+	if opts.Deals > arena.MaxDeals {
+		return usagef("--games: %d deals, at most %d", opts.Deals, arena.MaxDeals)
+	}
 	var players []player.Player
 	seen := map[string]bool{}
 	for i, name := range names {

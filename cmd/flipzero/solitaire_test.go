@@ -102,6 +102,7 @@ func TestArenaSolitaireUsageErrors(t *testing.T) {
 		{"arena", "--game", "reversi-solitaire", "--a", "alphabeta:2"},
 		{"arena", "--game", "reversi-solitaire", "--a", "perfect"},
 		{"arena", "--game", "reversi-solitaire", "--a", "greedy", "--games", "0"},
+		{"arena", "--game", "reversi-solitaire", "--a", "greedy", "--games", "2000000000"},
 		{"arena", "--game", "reversi-solitaire", "--a", "greedy", "--run", t.TempDir()},
 		{"arena", "--game", "othello", "--a", "greedy", "--b", "random", "--player", "mcts:2"},
 	} {
