@@ -72,7 +72,7 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	workers := fs.Int("workers", 0, "goroutines playing games (0: one per core)")
 	concurrent := fs.Int("concurrent", 0, "games each goroutine plays at once, their searches batched (0: chosen)")
 	openings := fs.Int("opening-plies", 0, "random moves that open each game (0: the game's default, -1: none)")
-	seed := fs.Uint64("seed", 1, "seed of the openings and the players' random choices")
+	seed := fs.Uint64("seed", 1, "seed of the openings (in a one-player game, the deals) and the players' random choices")
 	useSPRT := fs.Bool("sprt", false, "stop early once a sequential probability ratio test decides")
 	def := arena.DefaultSPRT()
 	elo0 := fs.Float64("elo0", def.Elo0, "SPRT: Elo difference of the null hypothesis")
