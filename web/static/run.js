@@ -393,7 +393,7 @@ async function loadGeneration(gen) {
     const list = await getJSON("api/run/games?gen=" + gen);
     if (replay.gen !== gen) return;
     $("replay-game").replaceChildren(...list.games.map((g) =>
-      new Option(`game ${g.index + 1}: ${g.plies} moves, ${g.outcome === "draw" ? "draw" : g.outcome + " wins"}`, String(g.index))));
+      new Option(`game ${g.index + 1}: ${g.plies} moves, ${g.outcome === "draw" || g.outcome.startsWith("score ") ? g.outcome : g.outcome + " wins"}`, String(g.index))));
     if (list.games.length) await loadGame(gen, 0);
   } catch (err) {
     $("replay-status").textContent = "Could not load the games: " + err.message;
