@@ -115,6 +115,9 @@ func Opening(g env.Game, plies int, seed uint64, k int) []int {
 // error the result still holds the games played so far, and the one cut
 // short.
 func RunArena(ctx context.Context, g env.Game, a, b player.Player, opts ArenaOptions) (ArenaResult, error) {
+	if env.Players(g) == 1 {
+		return ArenaResult{}, fmt.Errorf("arena: %s is a one-player game: play it with RunSolo", g.Name())
+	}
 	if opts.Games < 1 {
 		return ArenaResult{}, fmt.Errorf("arena: %d games, want at least 1", opts.Games)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -26,6 +27,20 @@ type MatchRecord struct {
 	Losses int    `json:"losses"`
 	// Generation of the loop that played the match, if it did.
 	Generation int `json:"generation,omitempty"`
+	// MeanA and MeanB are the players' mean scores in a one-player match
+	// (RunSolo), where both played the same deals and Wins, Draws and
+	// Losses compare their scores deal by deal; absent otherwise.
+	MeanA *float64 `json:"mean_a,omitempty"`
+	MeanB *float64 `json:"mean_b,omitempty"`
+}
+
+// SoloRecord is the match log's record of players i and j of a
+// one-player match: their deal-by-deal comparison and mean scores.
+func SoloRecord(r SoloResult, i, j int, game, time string) MatchRecord {
+	s := r.Versus(i, j)
+	a, b := r.Stats(i).Mean, r.Stats(j).Mean
+	return MatchRecord{Time: time, Game: game, A: r.Players[i], B: r.Players[j],
+		Wins: s.Wins, Draws: s.Draws, Losses: s.Losses, MeanA: &a, MeanB: &b}
 }
 
 // Match is the record as the rating fit takes it.
@@ -41,6 +56,8 @@ func (r MatchRecord) check() error {
 		return fmt.Errorf("%s plays itself", r.A)
 	case r.Wins < 0 || r.Draws < 0 || r.Losses < 0:
 		return fmt.Errorf("negative count in %d/%d/%d", r.Wins, r.Draws, r.Losses)
+	case r.MeanA != nil && !finite(*r.MeanA) || r.MeanB != nil && !finite(*r.MeanB):
+		return errors.New("a mean score that is not a number")
 	}
 	return nil
 }
@@ -109,3 +126,5 @@ func Matches(records []MatchRecord) []Match {
 	}
 	return out
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

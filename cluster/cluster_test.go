@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"net"
 	"os"
@@ -296,6 +298,81 @@ func body(t *testing.T, h ShardHeader, g env.Game, samples []data.Sample) []byte
 	return b
 }
 
+// forgedBody is body with every sample's outcome set to outcome, written
+// by hand in the data package's shard format (version 2), since
+// data.EncodeShard refuses to write an outcome outside [-1, 1]: what a
+// worker of another build, or a forger, might send.
+func forgedBody(t *testing.T, h ShardHeader, g env.Game, samples []data.Sample, outcome float32) []byte {
+	t.Helper()
+	h.Samples = len(samples)
+	var payload bytes.Buffer
+	zw, _ := flate.NewWriter(&payload, flate.BestSpeed)
+	put := func(v uint32) { zw.Write(binary.LittleEndian.AppendUint32(nil, v)) }
+	for _, s := range samples {
+		put(uint32(len(s.Legal)))
+		put(math.Float32bits(outcome))
+		put(math.Float32bits(s.Weight))
+		for _, v := range s.Planes {
+			put(math.Float32bits(v))
+		}
+		for _, a := range s.Legal {
+			put(uint32(a))
+		}
+		for _, p := range s.Policy {
+			put(math.Float32bits(p))
+		}
+	}
+	zw.Close()
+	planes, height, width := g.EncodedShape()
+	shard := append([]byte("FZSHARD\x00"), 2, 0, byte(len(g.Name())), 0)
+	shard = append(shard, g.Name()...)
+	for _, v := range []int{planes, height, width, g.ActionSpace(), len(samples)} {
+		shard = binary.LittleEndian.AppendUint32(shard, uint32(v))
+	}
+	shard = binary.LittleEndian.AppendUint64(shard, uint64(payload.Len()))
+	crc := crc32.Update(crc32.Checksum(shard, crc32.MakeTable(crc32.Castagnoli)), crc32.MakeTable(crc32.Castagnoli), payload.Bytes())
+	shard = binary.LittleEndian.AppendUint32(shard, crc)
+	shard = append(shard, payload.Bytes()...)
+	head, err := json.Marshal(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := binary.LittleEndian.AppendUint32([]byte(wireMagic), uint32(len(head)))
+	return append(append(b, head...), shard...)
+}
+
+// TestDecodeRefusesBadOutcomes: a shard whose outcomes are not numbers in
+// [-1, 1] is refused with a reason naming the outcome, and the same
+// shard with a one-player game's real-valued outcome is taken whole.
+func TestDecodeRefusesBadOutcomes(t *testing.T) {
+	g := tictactoe.Game{}
+	for _, tt := range []struct {
+		outcome float32
+		want    string // "" for a good shard
+	}{
+		{0.375, ""},
+		{-1, ""},
+		{float32(math.NaN()), "outcome NaN"},
+		{float32(math.Inf(1)), "outcome +Inf"},
+		{float32(math.Inf(-1)), "outcome -Inf"},
+		{1.0000001, "outcome 1.0000001"},
+		{-2, "outcome -2"},
+	} {
+		h, s := goodShard(t, "run", 1)
+		head, rest, err := decodeHeader(forgedBody(t, h, g, s, tt.outcome))
+		if err != nil {
+			t.Fatalf("%v: header: %v", tt.outcome, err)
+		}
+		got, err := decodeSamples(head, rest, g)
+		switch {
+		case tt.want == "" && (err != nil || len(got) != 1 || got[0].Outcome != tt.outcome):
+			t.Errorf("outcome %v: %v, want the sample back", tt.outcome, err)
+		case tt.want != "" && (!errors.Is(err, errRefused) || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("outcome %v: %v, want a refusal saying %q", tt.outcome, err, tt.want)
+		}
+	}
+}
+
 // TestRefusesBadShards sends forged and corrupt shards beside good ones
 // through real servers (Debian's nats-server, and the embedded one): each
 // bad one is dropped with its reason in the log, the good ones are
@@ -374,6 +451,12 @@ func refusesBadShards(t *testing.T, url string) {
 	add("plane value 3 is NaN", func(h *ShardHeader, s []data.Sample) []byte {
 		s[0].Planes[3] = float32(math.NaN())
 		return body(t, *h, g, s)
+	})
+	add("outcome NaN", func(h *ShardHeader, s []data.Sample) []byte {
+		return forgedBody(t, *h, g, s, float32(math.NaN()))
+	})
+	add("outcome 1.5", func(h *ShardHeader, s []data.Sample) []byte {
+		return forgedBody(t, *h, g, s, 1.5)
 	})
 	add("policy sums to", func(h *ShardHeader, s []data.Sample) []byte {
 		s[0].Policy[1] = 0.9

@@ -19,11 +19,12 @@ import (
 //	header                   JSON (ShardHeader)
 //	shard                    the data package's shard encoding, checksummed
 //
-// Format is bumped whenever this layout, the header or the state's
-// meaning changes; trainers and workers of different formats refuse each
-// other with a message that says so.
+// Format is bumped whenever this layout, the header, the state's meaning
+// or the shard encoding inside changes; trainers and workers of different
+// formats refuse each other with a message that says so. Format 2: shards
+// of the data package's second version, whose outcomes are real numbers.
 const (
-	Format      = 1
+	Format      = 2
 	wireMagic   = "FZWIRE\x00\x00"
 	MaxHeader   = 4 << 10
 	MaxMessage  = 16 << 20

@@ -1,7 +1,13 @@
 package data
 
 import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
+	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -45,7 +51,12 @@ func someSamples(t *testing.T, n int) []Sample {
 		}
 	}
 	for i := range out {
-		out[i].Outcome = int8(i%3 - 1)
+		// Real-valued outcomes, as a one-player game's normalised score
+		// gives them, beside the two-player game's -1, 0, 1.
+		out[i].Outcome = float32(i%5-2) / 2
+		if i%7 == 0 {
+			out[i].Outcome = float32(i%13)/6.5 - 1 + 1e-3
+		}
 		out[i].Weight = float32(i%4) / 2
 	}
 	return out
@@ -261,5 +272,118 @@ func TestDecodeShardBounds(t *testing.T) {
 	}
 	if _, err := DecodeShard(raw[:len(raw)-1], g, 50); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("a cut shard: %v", err)
+	}
+}
+
+// TestShardVersion1 reads a shard written by the first format, whose
+// outcomes were int8: they come back as exactly -1, 0 and 1.
+// testdata/v1.shard holds three tic-tac-toe samples made as v1Samples
+// says; a shard written today is of the second format.
+func TestShardVersion1(t *testing.T) {
+	g := tictactoe.Game{}
+	got, err := ReadShard(filepath.Join("testdata", "v1.shard"), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := v1Samples()
+	if len(got) != len(want) {
+		t.Fatalf("read %d samples, want %d", len(got), len(want))
+	}
+	for i := range got {
+		a, b := got[i], want[i]
+		if !slices.Equal(a.Planes, b.Planes) || !slices.Equal(a.Legal, b.Legal) || !slices.Equal(a.Policy, b.Policy) ||
+			a.Outcome != b.Outcome || a.Weight != b.Weight {
+			t.Errorf("sample %d: read %+v, want %+v", i, a, b)
+		}
+	}
+	raw, err := EncodeShard(g, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint16(raw[8:]); v != 2 {
+		t.Errorf("a new shard is of format version %d, want 2", v)
+	}
+}
+
+// v1Samples are the samples of testdata/v1.shard.
+func v1Samples() []Sample {
+	var out []Sample
+	for i, o := range []float32{-1, 0, 1} {
+		s := Sample{Planes: make([]float32, 27), Outcome: o, Weight: float32(i+1) / 2,
+			Legal: []int32{int32(i), 4, 8}, Policy: []float32{0.5, 0.25, 0.25}}
+		for k := range s.Planes {
+			s.Planes[k] = float32((k+i)%3) / 2
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// withOutcome re-encodes a shard's bytes with sample i's outcome set to
+// v, checksum and all, as a forger would: what EncodeShard refuses to
+// write must still be refused when it arrives.
+func withOutcome(t *testing.T, raw []byte, i int, v float32, planeValues int, legal []int) []byte {
+	t.Helper()
+	nameLen := int(binary.LittleEndian.Uint16(raw[10:]))
+	headerLen := 12 + nameLen + 5*4 + 8
+	payload, err := io.ReadAll(flate.NewReader(bytes.NewReader(raw[headerLen+4:])))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := 0
+	for k := 0; k < i; k++ {
+		off += 4 + 4 + 4 + 4*planeValues + 8*legal[k]
+	}
+	binary.LittleEndian.PutUint32(payload[off+4:], math.Float32bits(v))
+	var z bytes.Buffer
+	zw, _ := flate.NewWriter(&z, flate.BestSpeed)
+	zw.Write(payload)
+	zw.Close()
+	out := append([]byte(nil), raw[:headerLen]...)
+	binary.LittleEndian.PutUint64(out[headerLen-8:], uint64(z.Len()))
+	crc := crc32.Update(crc32.Checksum(out, castagnoli), castagnoli, z.Bytes())
+	out = binary.LittleEndian.AppendUint32(out, crc)
+	return append(out, z.Bytes()...)
+}
+
+// TestShardRefusesBadOutcomes: an outcome that is not a number in
+// [-1, 1] is refused, naming it, whether a caller tries to write it or a
+// shard from elsewhere carries it.
+func TestShardRefusesBadOutcomes(t *testing.T) {
+	g := tictactoe.Game{}
+	samples := someSamples(t, 6)
+	raw, err := EncodeShard(g, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	planes, h, w := g.EncodedShape()
+	var legal []int
+	for _, s := range samples {
+		legal = append(legal, len(s.Legal))
+	}
+	// The forging itself is right: the outcome it writes comes back.
+	if got, err := DecodeShard(withOutcome(t, raw, 4, 0.375, planes*h*w, legal), g, 6); err != nil || got[4].Outcome != 0.375 {
+		t.Fatalf("a forged good outcome: %v", err)
+	}
+	for _, tt := range []struct {
+		name string
+		v    float32
+	}{
+		{"NaN", float32(math.NaN())},
+		{"+Inf", float32(math.Inf(1))},
+		{"-Inf", float32(math.Inf(-1))},
+		{"above 1", 1.0001},
+		{"below -1", -1.5},
+		{"huge", 1e30},
+	} {
+		bad := slices.Clone(samples)
+		bad[3].Outcome = tt.v
+		if _, err := EncodeShard(g, bad); err == nil || !strings.Contains(err.Error(), "outcome") {
+			t.Errorf("%s: encoding gave %v, want a refusal naming the outcome", tt.name, err)
+		}
+		_, err := DecodeShard(withOutcome(t, raw, 3, tt.v, planes*h*w, legal), g, 6)
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "sample 3") || !strings.Contains(err.Error(), "outcome") {
+			t.Errorf("%s: decoding gave %v, want ErrCorrupt naming sample 3's outcome", tt.name, err)
+		}
 	}
 }

@@ -19,9 +19,12 @@ type Sample struct {
 	// search's visit distribution over them, in the same order.
 	Legal  []int32
 	Policy []float32
-	// Outcome is the game's final result for the mover: 1 win, 0 draw,
-	// -1 loss.
-	Outcome int8
+	// Outcome is the game's final result for the mover, in [-1, 1]: 1 win,
+	// 0 draw, -1 loss in a two-player game; a one-player game's final
+	// score normalised as env.Value gives it (2·score/max − 1), the same
+	// range and the same number the search backs up from the game's end,
+	// so that the value head learns what the search expects of it.
+	Outcome float32
 	// Weight scales the sample's loss (1 for an ordinary sample).
 	Weight float32
 }
@@ -42,8 +45,9 @@ func (s *Sample) Validate(g env.Game) error {
 		}
 		prev = a
 	}
-	if s.Outcome < -1 || s.Outcome > 1 {
-		return fmt.Errorf("sample outcome %d out of range", s.Outcome)
+	// Written so that NaN fails too: shards come from other machines.
+	if !(s.Outcome >= -1 && s.Outcome <= 1) {
+		return fmt.Errorf("sample outcome %v is not a number in [-1, 1]", s.Outcome)
 	}
 	if !(s.Weight >= 0) {
 		return fmt.Errorf("sample weight %v is not a non-negative number", s.Weight)

@@ -20,19 +20,25 @@ import (
 // of samples:
 //
 //	magic "FZSHARD\x00"  8 bytes
-//	version              uint16 (1)
+//	version              uint16 (2)
 //	game name length     uint16, then the name
 //	planes, height, width, action space, sample count   uint32 each
 //	payload length       uint64 (compressed bytes)
 //	checksum             uint32, CRC-32C of everything before it and the payload
 //	payload
 //
-// and each sample in the payload is: legal count uint32, outcome int8,
+// and each sample in the payload is: legal count uint32, outcome float32,
 // weight float32, the planes as float32, the legal actions as uint32, the
 // policy as float32. All little-endian.
+//
+// Version 1, still read, stored the outcome as an int8 (-1, 0, 1), which
+// could not hold a one-player game's normalised score; its outcomes
+// convert to float32 exactly.
 const (
 	shardMagic   = "FZSHARD\x00"
-	shardVersion = 1
+	shardVersion = 2
+	// shardVersionInt8 is the first format, whose outcomes are int8.
+	shardVersionInt8 = 1
 	// Limits on what a header may claim, so that a corrupt or foreign file
 	// can never make the reader allocate without bound.
 	maxNameLen      = 64
@@ -77,7 +83,7 @@ func EncodeShard(g env.Game, samples []Sample) ([]byte, error) {
 	for i := range samples {
 		s := &samples[i]
 		put32(uint32(len(s.Legal)))
-		bw.WriteByte(byte(s.Outcome))
+		put32(math.Float32bits(s.Outcome))
 		put32(math.Float32bits(s.Weight))
 		for _, v := range s.Planes {
 			put32(math.Float32bits(v))
@@ -158,6 +164,7 @@ func corrupt(format string, args ...any) error {
 
 // shardHead is what a shard's header says.
 type shardHead struct {
+	version    int
 	count      int
 	payloadLen int64
 	crc        uint32 // the stored checksum
@@ -172,8 +179,9 @@ func readHeader(r io.Reader, fileSize int64, g env.Game) (shardHead, error) {
 	if string(fixed[:8]) != shardMagic {
 		return shardHead{}, corrupt("not a shard file (bad magic)")
 	}
-	if v := binary.LittleEndian.Uint16(fixed[8:]); v != shardVersion {
-		return shardHead{}, corrupt("format version %d, this program reads %d", v, shardVersion)
+	version := int(binary.LittleEndian.Uint16(fixed[8:]))
+	if version != shardVersion && version != shardVersionInt8 {
+		return shardHead{}, corrupt("format version %d, this program reads %d and %d", version, shardVersionInt8, shardVersion)
 	}
 	nameLen := int(binary.LittleEndian.Uint16(fixed[10:]))
 	if nameLen > maxNameLen {
@@ -207,6 +215,7 @@ func readHeader(r io.Reader, fileSize int64, g env.Game) (shardHead, error) {
 	crc := crc32.Checksum(fixed[:], castagnoli)
 	crc = crc32.Update(crc, castagnoli, rest[:len(rest)-4])
 	return shardHead{
+		version:    version,
 		count:      dims[4],
 		payloadLen: int64(payloadLen),
 		crc:        binary.LittleEndian.Uint32(rest[nameLen+28:]),
@@ -259,16 +268,26 @@ func readShard(r io.Reader, fileSize int64, g env.Game) ([]Sample, error) {
 		if err != nil || nLegal == 0 || int(nLegal) > g.ActionSpace() {
 			return nil, corrupt("sample %d: bad legal count", i)
 		}
-		outcome, err := zr.ReadByte()
-		if err != nil {
-			return nil, corrupt("sample %d cut short", i)
+		var outcome float32
+		if head.version == shardVersionInt8 {
+			b, err := zr.ReadByte()
+			if err != nil {
+				return nil, corrupt("sample %d cut short", i)
+			}
+			outcome = float32(int8(b))
+		} else {
+			v, err := read32()
+			if err != nil {
+				return nil, corrupt("sample %d cut short", i)
+			}
+			outcome = math.Float32frombits(v)
 		}
 		weight, err := read32()
 		if err != nil {
 			return nil, corrupt("sample %d cut short", i)
 		}
 		s := Sample{
-			Outcome: int8(outcome),
+			Outcome: outcome,
 			Weight:  math.Float32frombits(weight),
 			Planes:  make([]float32, planeValues),
 			Legal:   make([]int32, nLegal),

@@ -53,6 +53,12 @@ type EngineOptions struct {
 	Search mcts.Config
 	// Backend computes a model's network (nil: the CPU).
 	Backend nn.Backend
+	// Seed fixes the deals of a game with chance events: the engine's
+	// games answer their chance nodes from env.NewDeal, game k from a
+	// seed made of Seed and k, so the faces are hidden from the search
+	// and from the person alike, and a decision taken back and played
+	// again meets the same ones.
+	Seed uint64
 }
 
 // Engine is the bot that people play against: one game at a time, a
@@ -66,6 +72,10 @@ type Engine struct {
 	history []int
 	tree    *mcts.Tree
 	result  mcts.Result
+	// deal answers the current game's chance nodes; games counts the
+	// games begun, for each one's deal.
+	deal  env.Deal
+	games uint64
 }
 
 // NewEngine makes an engine for g that searches with eval.
@@ -81,6 +91,7 @@ func NewEngine(g env.Game, eval mcts.Evaluator, opts EngineOptions) (*Engine, er
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	e := &Engine{game: g, eval: eval, opts: opts, state: g.NewState()}
+	e.newDeal()
 	tree, err := mcts.NewTree(opts.Search, e.state)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -122,11 +133,59 @@ func (e *Engine) State() env.State { return e.state }
 // caller must not change it.
 func (e *Engine) History() []int { return e.history }
 
-// NewGame starts a new game from the start position.
+// NewGame starts a new game from the start position, on a new deal.
 func (e *Engine) NewGame() error {
 	e.state = e.game.NewState()
 	e.history = e.history[:0]
+	e.newDeal()
 	return e.tree.Reset(e.state)
+}
+
+func (e *Engine) newDeal() {
+	e.deal = env.NewDeal(e.game, e.opts.Seed^e.games*0x9e3779b97f4a7c15)
+	e.games++
+}
+
+// Chance plays the outcome the deal fixed for the chance node the game
+// stands at, and returns it.
+func (e *Engine) Chance() (int, error) {
+	if !env.IsChance(e.state) {
+		return 0, errors.New("no chance event is due")
+	}
+	a, ok := e.deal.Outcome(e.state)
+	if !ok {
+		return 0, fmt.Errorf("the deal has no outcome for this %s position", e.game.Name())
+	}
+	return a, e.Play(a)
+}
+
+// Chances plays chance outcomes until a decision is due or the game is
+// over, and returns them in order.
+func (e *Engine) Chances() ([]int, error) {
+	var played []int
+	for env.IsChance(e.state) {
+		a, err := e.Chance()
+		if err != nil {
+			return played, err
+		}
+		played = append(played, a)
+	}
+	return played, nil
+}
+
+// LastDecision is the index in History of the last action a player
+// chose (a chance outcome is nobody's choice), -1 when there is none;
+// mine says whose choices count.
+func (e *Engine) LastDecision(mine func(env.Player) bool) int {
+	s := e.game.NewState()
+	last := -1
+	for i, a := range e.history {
+		if !env.IsChance(s) && mine(s.ToMove()) {
+			last = i
+		}
+		s.Apply(a)
+	}
+	return last
 }
 
 // Play plays action, which must be legal, keeping what the search knows
@@ -196,10 +255,33 @@ type Analysis struct {
 }
 
 // Summary is the evaluation as people read it: the value for the side
-// that searched, as a score in [-1, 1] and a rough win chance.
+// that searched, as a score in [-1, 1] and a rough win chance; in a
+// one-player game the final score it expects, in the game's units.
 func (a Analysis) Summary(g env.Game) string {
+	if best, ok := ExpectedScore(g, a.Value); ok {
+		return fmt.Sprintf("expects a score of %.1f of %g, %d playouts in %.1f s", best, MaxScore(g), a.Playouts, a.Elapsed.Seconds())
+	}
 	return fmt.Sprintf("eval %+.2f for %s (~%.0f%%), %d playouts in %.1f s",
 		a.Value, g.PlayerName(a.Mover), 50*(1+float64(a.Value)), a.Playouts, a.Elapsed.Seconds())
+}
+
+// MaxScore is a one-player game's best score (env.Scorer), 0 for other
+// games.
+func MaxScore(g env.Game) float64 {
+	if sc, ok := g.NewState().(env.Scorer); ok {
+		return sc.MaxScore()
+	}
+	return 0
+}
+
+// ExpectedScore turns a value in [-1, 1] back into a one-player game's
+// score, undoing env.NormalizedScore; false for other games.
+func ExpectedScore(g env.Game, value float32) (float64, bool) {
+	best := MaxScore(g)
+	if best <= 0 {
+		return 0, false
+	}
+	return (float64(value) + 1) / 2 * best, true
 }
 
 // ValueFor is the analysis's value from player p's point of view.

@@ -143,3 +143,50 @@ func CheckOutcomes(outcomes []Outcome) error {
 	}
 	return nil
 }
+
+// Dealer is implemented by games whose chance outcomes can all be fixed
+// before the game begins, as shuffling cards or face-down tokens fixes
+// them. Players who play the same deal meet the same luck, so a
+// comparison of one-player games on shared deals measures skill alone.
+type Dealer interface {
+	// Deal fixes every chance outcome of one game from seed: the same
+	// seed, the same deal.
+	Deal(seed uint64) Deal
+}
+
+// Deal answers the chance nodes of one game with the outcomes it fixed.
+// The states a player sees never hold the deal, so a search cannot peek
+// at what is still hidden. A Deal is used by one goroutine at a time.
+type Deal interface {
+	// Outcome is the outcome dealt at chance node s; false when s is not
+	// a chance node or could not arise from the deal.
+	Outcome(s State) (int, bool)
+}
+
+// NewDeal is the deal of seed for a game of g: the game's own when it is
+// a Dealer; otherwise outcomes drawn by their probabilities from a
+// generator seeded by seed, which gives two players the same outcomes
+// only while they meet the same chance nodes in the same order.
+func NewDeal(g Game, seed uint64) Deal {
+	if d, ok := g.(Dealer); ok {
+		return d.Deal(seed)
+	}
+	return &drawnDeal{rng: rand.New(rand.NewPCG(seed, 0xdea1)), outcomes: make([]Outcome, 0, g.ActionSpace())}
+}
+
+type drawnDeal struct {
+	rng      *rand.Rand
+	outcomes []Outcome
+}
+
+func (d *drawnDeal) Outcome(s State) (int, bool) {
+	c, ok := s.(ChanceState)
+	if !ok || !c.IsChance() {
+		return 0, false
+	}
+	d.outcomes = c.ChanceOutcomes(d.outcomes)
+	if len(d.outcomes) == 0 {
+		return 0, false
+	}
+	return SampleOutcome(d.outcomes, d.rng.Float64()), true
+}

@@ -2,10 +2,12 @@ package env_test
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/env/solitaire"
 	"github.com/flipzero/flipzero/env/tictactoe"
 )
 
@@ -89,5 +91,57 @@ func TestTwoPlayerGamesUnchanged(t *testing.T) {
 	}
 	if env.Value(s, 0) != 1 || env.Value(s, 1) != -1 || env.ResultName(s) != s.Game().PlayerName(0) {
 		t.Errorf("values %v %v, result %q", env.Value(s, 0), env.Value(s, 1), env.ResultName(s))
+	}
+}
+
+// undealt is the solitaire without its Dealer, for NewDeal's fallback.
+type undealt struct{ env.Game }
+
+// dealGame plays one random game of g, answering its chance nodes from
+// deal, and returns the outcomes dealt in order.
+func dealGame(t *testing.T, g env.Game, deal env.Deal, seed uint64) []int {
+	t.Helper()
+	r := env.NewRandom(g, rand.New(rand.NewPCG(seed, 1)))
+	var dealt []int
+	s := g.NewState()
+	for !s.Terminal() {
+		if !env.IsChance(s) {
+			if _, ok := deal.Outcome(s); ok {
+				t.Fatal("a deal answers a decision node")
+			}
+			s.Apply(r.Action(s))
+			continue
+		}
+		a, ok := deal.Outcome(s)
+		if !ok || !s.IsLegal(a) {
+			t.Fatalf("dealt %d (%v), not a legal outcome", a, ok)
+		}
+		dealt = append(dealt, a)
+		s.Apply(a)
+	}
+	return dealt
+}
+
+// TestNewDeal: a game's own deal and the fallback both answer every
+// chance node with a legal outcome, the same seed and the same play
+// meeting the same outcomes, another seed other ones.
+func TestNewDeal(t *testing.T) {
+	for _, g := range []env.Game{solitaire.Default(), undealt{solitaire.Default()}} {
+		differs := false
+		for seed := uint64(0); seed < 20; seed++ {
+			a := dealGame(t, g, env.NewDeal(g, seed), seed)
+			b := dealGame(t, g, env.NewDeal(g, seed), seed)
+			c := dealGame(t, g, env.NewDeal(g, seed+100), seed)
+			if !slices.Equal(a, b) {
+				t.Fatalf("%T seed %d: one play, one seed, two deals: %v and %v", g, seed, a, b)
+			}
+			differs = differs || !slices.Equal(a, c)
+		}
+		if !differs {
+			t.Errorf("%T: twenty seeds deal as their neighbours do", g)
+		}
+	}
+	if _, ok := env.NewDeal(tictactoe.Game{}, 1).Outcome(tictactoe.Game{}.NewState()); ok {
+		t.Error("the deal of a game without chance answers a decision")
 	}
 }

@@ -137,7 +137,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 				return err
 			}
 			arenaStart := time.Now()
-			status.phase(gen, PhaseArena, 2*cfg.Arena.Games)
+			status.phase(gen, PhaseArena, arenaGames(g, cfg.Arena))
 			promote, err := measure(ctx, cfg, g, opts.Backend, run, gen, best, trainer.Network().Fold(), player, &m, report, status)
 			m.ArenaSeconds = time.Since(arenaStart).Seconds()
 			if err != nil {
@@ -347,6 +347,8 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 	defer bar.Close()
 	var samples []data.Sample
 	var games []string
+	_, scored := gen.game.NewState().(env.Scorer)
+	scoreSum := 0.0
 	start := time.Now()
 	stats, err := selfplay.PlayGames(ctx, gen.game, gen.cfg.Search, settings, seed, func() (mcts.Evaluator, error) {
 		return nn.NewEvaluator(gen.backend, gen.player, settings.BatchSize)
@@ -355,6 +357,7 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 		games = append(games, formatGame(gen.game, r))
 		m.Games++
 		m.Moves += r.Moves
+		scoreSum += r.Score
 		switch r.Winner {
 		case 0, 1:
 			m.Results[r.Winner]++
@@ -377,6 +380,10 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 		return nil, nil, err
 	}
 	m.Positions = len(samples)
+	if scored && m.Games > 0 {
+		mean := scoreSum / float64(m.Games)
+		m.Score = &mean
+	}
 	if s := time.Since(start).Seconds(); s > 0 {
 		m.EvalsS = float64(stats.Evaluations) / s
 	}
@@ -457,7 +464,6 @@ func (bb *batchBuilder) fill(replay *data.Replay, rng *rand.Rand) nn.Batch {
 	b := bb.batch
 	clear(b.Policy)
 	clear(b.Legal)
-	clear(b.Value)
 	for i := 0; i < bb.size; i++ {
 		src := replay.Sample(rng)
 		s := &bb.scratch
@@ -467,7 +473,7 @@ func (bb *batchBuilder) fill(replay *data.Replay, rng *rand.Rand) nn.Batch {
 			b.Policy[i*bb.actions+int(a)] = s.Policy[k]
 			b.Legal[i*bb.actions+int(a)] = 1
 		}
-		b.Value[i*3+int(1-s.Outcome)] = 1 // win, draw, loss
+		b.Value[i*3], b.Value[i*3+1], b.Value[i*3+2] = nn.WDLTarget(s.Outcome)
 		b.Weights[i] = s.Weight
 	}
 	return b

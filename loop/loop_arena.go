@@ -29,6 +29,9 @@ func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, ru
 	if err != nil {
 		return false, err
 	}
+	if env.Players(g) == 1 {
+		return measureSolo(ctx, cfg, g, run, gen, []player.Player{newPlayer, oldPlayer, baseline}, m, report, status)
+	}
 	var versusBest arena.Score
 	played := 0
 	for i, opponent := range []player.Player{oldPlayer, baseline} {
@@ -55,24 +58,78 @@ func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, ru
 			versusBest = s
 		}
 	}
-	records, err := arena.ReadMatches(run.Matches())
+	if err := rate(run, newPlayer.Name(), baseline.Name(), m); err != nil {
+		return false, err
+	}
+	return ac.Gate == 0 || versusBest.Fraction() >= ac.Gate, nil
+}
+
+// arenaGames is how many games measuring a generation plays: two matches,
+// or in a one-player game three players on the same deals.
+func arenaGames(g env.Game, ac ArenaConfig) int {
+	if env.Players(g) == 1 {
+		return 3 * ac.Games
+	}
+	return 2 * ac.Games
+}
+
+// measureSolo is measure for a one-player game: the new network, the
+// self-play network and the baseline play the same arena.games deals;
+// the new network's comparisons with each, deal by deal, go to the match
+// log and the ratings, its mean score to the metrics, and it passes the
+// gate on its deal-by-deal score against the self-play network.
+func measureSolo(ctx context.Context, cfg Config, g env.Game, run runfolder.Folder, gen int, players []player.Player,
+	m *GenerationMetrics, report *progress.Reporter, status *statusFile) (promote bool, err error) {
+	ac := cfg.Arena
+	bar := report.Start(len(players)*ac.Games, fmt.Sprintf("gen %d on %d deals", gen, ac.Games))
+	result, err := arena.RunSolo(ctx, g, players, arena.SoloOptions{
+		Deals: ac.Games, Seed: uint64(gen),
+		Progress: func(finished int) {
+			bar.Add(1)
+			status.progress(finished)
+		},
+	})
+	bar.Close()
 	if err != nil {
 		return false, err
 	}
+	now := time.Now().UTC().Format(time.RFC3339)
+	for j := 1; j < len(players); j++ {
+		record := arena.SoloRecord(result, 0, j, g.Name(), now)
+		record.Generation = gen
+		if err := arena.AppendMatch(run.Matches(), record); err != nil {
+			return false, err
+		}
+	}
+	mean := result.Stats(0).Mean
+	m.ArenaScore = &mean
+	if err := rate(run, players[0].Name(), players[2].Name(), m); err != nil {
+		return false, err
+	}
+	return ac.Gate == 0 || result.Versus(0, 1).Fraction() >= ac.Gate, nil
+}
+
+// rate fits ratings to every match of the run, anchored at random when it
+// has played and otherwise at the baseline, and gives m the new network's.
+func rate(run runfolder.Folder, newName, baseline string, m *GenerationMetrics) error {
+	records, err := arena.ReadMatches(run.Matches())
+	if err != nil {
+		return err
+	}
 	anchor := "random"
 	if !playedBy(records, anchor) {
-		anchor = baseline.Name()
+		anchor = baseline
 	}
 	ratings, err := arena.FitRatings(arena.Matches(records), anchor)
 	if err == nil {
 		for _, r := range ratings {
-			if r.Player == newPlayer.Name() {
+			if r.Player == newName {
 				elo := r.Elo
 				m.Rating = &elo
 			}
 		}
 	}
-	return ac.Gate == 0 || versusBest.Fraction() >= ac.Gate, nil
+	return nil
 }
 
 func playedBy(records []arena.MatchRecord, name string) bool {

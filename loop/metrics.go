@@ -50,6 +50,15 @@ type GenerationMetrics struct {
 	SelfPlaySeconds float64 `json:"selfplay_seconds"`
 	TrainSeconds    float64 `json:"train_seconds"`
 	ArenaSeconds    float64 `json:"arena_seconds"`
+	// Score is a one-player game's mean final score over the
+	// generation's self-play games, in the game's units (tokens
+	// captured); absent for other games. Results count the games that
+	// reach the best score as wins and the others as draws.
+	Score *float64 `json:"score,omitempty"`
+	// ArenaScore is a one-player game's new network's mean score over
+	// the arena's deals, when the arena ran: unlike Score, measured
+	// without self-play's noise and temperature.
+	ArenaScore *float64 `json:"arena_score,omitempty"`
 }
 
 // ReadMetrics reads a metrics file; a line that cannot be read (a write

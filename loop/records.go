@@ -22,8 +22,9 @@ import (
 // GameLine is one self-play game as its record line gives it.
 type GameLine struct {
 	Moves []string
-	// Outcome is the winner's name (white, black) or draw; the game may
-	// have ended by resignation before the rules end it.
+	// Outcome is the winner's name (white, black) or draw, or a
+	// one-player game's "score N"; the game may have ended by
+	// resignation before the rules end it.
 	Outcome string
 	Game    string
 }
@@ -34,9 +35,12 @@ func formatGame(g env.Game, r selfplay.GameRecord) string {
 	for i, a := range r.Actions {
 		moves[i] = g.FormatAction(a)
 	}
-	outcome := "draw"
-	if r.Winner != env.NoPlayer {
-		outcome = g.PlayerName(r.Winner)
+	outcome := r.Result
+	if outcome == "" {
+		outcome = "draw"
+		if r.Winner != env.NoPlayer {
+			outcome = g.PlayerName(r.Winner)
+		}
 	}
 	return strings.Join(moves, ";") + "\t" + outcome + "\t" + g.Name()
 }

@@ -65,6 +65,24 @@ type Batch struct {
 	Weights []float32
 }
 
+// WDLTarget is the value head's win/draw/loss target for a game's outcome
+// z in [-1, 1] from the mover's view (a training sample's): 1, 0 and -1
+// give the one-hot win, draw and loss of a two-player game, and a value
+// between them, a one-player game's normalised score, is shared between
+// its two neighbours (z = 0.5: half a win, half a draw). Cross-entropy
+// against a soft target is least where the head predicts the target's
+// mean, so the head's value P(win) − P(loss) learns the expected z — the
+// number the search backs up, in the same [-1, 1]. Sharing between win
+// and loss alone ((1+z)/2, 0, (1−z)/2) would teach the same value but
+// make a two-player draw half a win and half a loss.
+func WDLTarget(z float32) (win, draw, loss float32) {
+	z = min(max(z, -1), 1)
+	if z >= 0 {
+		return z, 1 - z, 0
+	}
+	return 0, 1 + z, -z
+}
+
 // Losses are a step's losses, averaged over the batch (by sample weight).
 type Losses struct {
 	// Policy is the cross-entropy of the policy (over legal actions)

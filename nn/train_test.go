@@ -279,3 +279,74 @@ func TestStepRejectsBadBatches(t *testing.T) {
 		t.Errorf("good batch: %v", err)
 	}
 }
+
+func TestWDLTarget(t *testing.T) {
+	for _, tt := range []struct {
+		z               float32
+		win, draw, loss float32
+	}{
+		{1, 1, 0, 0},
+		{0, 0, 1, 0},
+		{-1, 0, 0, 1},
+		{0.5, 0.5, 0.5, 0},
+		{-0.25, 0, 0.75, 0.25},
+		{0.875, 0.875, 0.125, 0},
+		{1.5, 1, 0, 0}, // out of range: held at the nearest end
+		{-3, 0, 0, 1},
+	} {
+		w, d, l := WDLTarget(tt.z)
+		if w != tt.win || d != tt.draw || l != tt.loss {
+			t.Errorf("WDLTarget(%v) = %v, %v, %v, want %v, %v, %v", tt.z, w, d, l, tt.win, tt.draw, tt.loss)
+		}
+		if tt.z >= -1 && tt.z <= 1 && w-l != tt.z {
+			t.Errorf("WDLTarget(%v): win − loss = %v, not the outcome", tt.z, w-l)
+		}
+	}
+}
+
+// TestValueLearnsRealOutcomes: trained on real-valued outcomes (a
+// one-player game's normalised scores) through WDLTarget, the value head's
+// P(win) − P(loss) comes to each position's outcome.
+func TestValueLearnsRealOutcomes(t *testing.T) {
+	g := tictactoe.Game{}
+	net, err := New(g, Config{Blocks: 1, Filters: 16, PolicyFilters: 4, ValueFilters: 2, ValueHidden: 32}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultTrainConfig()
+	cfg.LearningRate = 0.05
+	cfg.WeightDecay = 0
+	tr, err := NewTrainer(net, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 32
+	b := randomBatch(g, n, 11)
+	b.Weights = nil
+	z := make([]float32, n)
+	for i := range z {
+		z[i] = float32(i)/float32(n-1)*1.8 - 0.9 // -0.9 .. 0.9, no ends
+		b.Value[3*i], b.Value[3*i+1], b.Value[3*i+2] = WDLTarget(z[i])
+	}
+	for step := 0; step < 300; step++ {
+		if _, err := tr.Step(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, err := net.Fold().NewEvaluator(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, wdl, err := ev.Forward(b.Inputs, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for i := range z {
+		v := wdl[3*i] - wdl[3*i+2]
+		worst = max(worst, math.Abs(float64(v-z[i])))
+	}
+	if worst > 0.15 {
+		t.Errorf("the value head misses a real-valued outcome by %.3f, want within 0.15", worst)
+	}
+}

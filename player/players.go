@@ -184,11 +184,32 @@ func needsHeuristic(g env.Game) error {
 	return nil
 }
 
+// greedyValue is what the greedy player maximises after its move: a
+// one-player game's score (env.Scorer), otherwise heuristicValue. The
+// score is read right after the move, before any chance event it sets
+// off: in the solitaire a placement captures only tokens already face
+// up, so what it captures never depends on a face still hidden, and the
+// greedy player plays what captures most now.
+func greedyValue(s env.State, p env.Player) float64 {
+	if sc, ok := s.(env.Scorer); ok {
+		return sc.Score()
+	}
+	return heuristicValue(s, p)
+}
+
+func needsGreedyValue(g env.Game) error {
+	if _, ok := g.NewState().(env.Scorer); ok {
+		return nil
+	}
+	return needsHeuristic(g)
+}
+
 // GreedyPlayer plays the move whose resulting position the game's
 // heuristic likes best (discs and mobility in Othello, rings and markers
-// in YINSH), ties broken at random.
+// in YINSH), or in a one-player game the move that scores most at once
+// (the solitaire's most tokens captured), ties broken at random.
 func GreedyPlayer() Player {
-	return simplePlayer{name: "greedy", check: needsHeuristic, newPlayer: func(g env.Game, seed uint64) (Mover, error) {
+	return simplePlayer{name: "greedy", check: needsGreedyValue, newPlayer: func(g env.Game, seed uint64) (Mover, error) {
 		return &greedyMover{
 			rng:   rand.New(rand.NewPCG(seed, 2)),
 			legal: make([]int, 0, g.ActionSpace()),
@@ -213,7 +234,7 @@ func (gm *greedyMover) Move(_ context.Context, s env.State) (int, error) {
 	for _, a := range gm.legal {
 		gm.child.CopyFrom(s)
 		gm.child.Apply(a)
-		v := heuristicValue(gm.child, me)
+		v := greedyValue(gm.child, me)
 		switch {
 		case v > bestValue:
 			bestValue = v

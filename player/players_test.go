@@ -15,6 +15,7 @@ func TestMoversAllocateNothing(t *testing.T) {
 		{"othello", "random"},
 		{"othello", "greedy"},
 		{"yinsh", "greedy"},
+		{"reversi-solitaire", "greedy"},
 		{"yinsh-blitz", "alphabeta:2"},
 		{"tictactoe", "perfect"},
 	}

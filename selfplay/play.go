@@ -106,11 +106,19 @@ func (s Settings) Validate() error {
 // GameRecord is one finished self-play game.
 type GameRecord struct {
 	Samples []data.Sample // the full searches, with the game's outcome
-	Moves   int           // decisions played
-	// Actions are the decisions in order, forced ones included, so that
-	// the game can be kept as a record and replayed.
+	Moves   int           // decisions played (chance events are none)
+	// Actions are the decisions in order, forced ones and chance
+	// outcomes included, so that the game can be kept as a record and
+	// replayed.
 	Actions []int
 	Winner  env.Player // env.NoPlayer for a draw
+	// Result is the outcome as records write it: env.ResultName at the
+	// end of the game ("black", "draw", "score 17"), the winner's name
+	// after a resignation.
+	Result string
+	// Score is a one-player game's final score (env.Scorer) in the
+	// game's units; 0 in other games.
+	Score float64
 	// Resigned: the game ended by resignation (Winner is the other side).
 	Resigned bool
 	// WouldResign is set in a game that was not allowed to resign when the
@@ -192,6 +200,7 @@ func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings
 			rng:      rand.New(rand.NewPCG(seed, uint64(w)+1)),
 			left:     quota,
 			report:   report,
+			solo:     env.Players(g) == 1,
 		}
 		go func() {
 			err := worker.run(ctx)
@@ -241,6 +250,10 @@ type worker struct {
 	left   int
 	report func(GameRecord)
 	legal  []int
+	// chance is the result buffer for drawing a chance root's outcome.
+	chance mcts.Result
+	// solo: a one-player game, where nobody resigns (see resignCheck).
+	solo bool
 }
 
 // claim takes one of the worker's games to start, if it has one left.
@@ -286,8 +299,9 @@ func (w *worker) run(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// Forced moves (a single legal action: passes, forced removals)
-		// need no search and teach nothing: play them at once.
+		// Chance outcomes and forced moves (a single legal action:
+		// passes, forced removals) need no search and teach nothing:
+		// play them at once.
 		active := slots[:0]
 		for _, s := range slots {
 			ended, err := w.playForced(s)
@@ -366,14 +380,31 @@ func (w *worker) run(ctx context.Context) error {
 	return nil
 }
 
-// playForced plays the root's only legal action while there is just one,
-// and reports whether the game ended (reporting it).
+// playForced plays what needs no decision until a decision does, and
+// reports whether the game ended (reporting it): at a chance root an
+// outcome drawn by its probability — nobody decides there, so the
+// position is never a sample, and the state holds no hidden faces to
+// draw from, only their odds — and elsewhere the root's only legal
+// action while there is just one.
 func (w *worker) playForced(s *slot) (ended bool, err error) {
 	for {
 		root := s.tree.Root()
 		if root.Terminal() {
 			w.finish(s, root.Winner(), false)
 			return true, nil
+		}
+		if env.IsChance(root) {
+			s.tree.Result(&w.chance)
+			if !w.chance.Chance || len(w.chance.Children) == 0 {
+				return false, fmt.Errorf("self-play: a %s chance node without outcomes", w.game.Name())
+			}
+			a := w.chance.Choose(0, w.rng)
+			if err := s.tree.Advance(a); err != nil {
+				return false, err
+			}
+			// Not a ply: the temperature schedule counts decisions.
+			s.actions = append(s.actions, a)
+			continue
 		}
 		w.legal = root.LegalActions(w.legal)
 		if len(w.legal) != 1 {
@@ -389,8 +420,11 @@ func (w *worker) playForced(s *slot) (ended bool, err error) {
 
 // resignCheck updates the resignation streaks and says whether the mover
 // resigns now.
+//
+// A one-player game is never resigned: its low value is a low expected
+// score, still worth playing for, and there is nobody to resign to.
 func (w *worker) resignCheck(s *slot, mover env.Player, value float32) bool {
-	if w.settings.ResignThreshold <= -1 || w.settings.ResignMoves < 1 {
+	if w.solo || w.settings.ResignThreshold <= -1 || w.settings.ResignMoves < 1 {
 		return false
 	}
 	if float64(value) < w.settings.ResignThreshold {
@@ -411,17 +445,31 @@ func (w *worker) resignCheck(s *slot, mover env.Player, value float32) bool {
 }
 
 // finish gives every recorded position its outcome and reports the game.
+// A game played to its end gives each mover env.Value of the final
+// position: the win, draw or loss, or a one-player game's normalised
+// score, which is what the search backs up from the game's end and the
+// value head is trained towards. A resigned game gives the win to the
+// other side.
 func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 	// The slot's actions are reused by its next game: the record gets
 	// its own copy.
 	r := GameRecord{Moves: s.ply, Actions: append([]int(nil), s.actions...), Winner: winner, Resigned: resigned}
+	final := s.tree.Root()
+	if resigned {
+		r.Result = w.game.PlayerName(winner)
+	} else {
+		r.Result = env.ResultName(final)
+		if sc, ok := final.(env.Scorer); ok {
+			r.Score = sc.Score()
+		}
+	}
 	r.Samples = make([]data.Sample, len(s.pending))
 	for i, p := range s.pending {
 		smp := p.sample
-		switch winner {
-		case env.NoPlayer:
-			smp.Outcome = 0
-		case p.mover:
+		switch {
+		case !resigned:
+			smp.Outcome = env.Value(final, p.mover)
+		case winner == p.mover:
 			smp.Outcome = 1
 		default:
 			smp.Outcome = -1

@@ -37,11 +37,30 @@ func (p *terminalGame) printf(format string, args ...any) { fmt.Fprintf(p.out, f
 func (p *terminalGame) run(ctx context.Context) error {
 	e := p.engine
 	g := e.Game()
-	p.printf("flipzero plays %s as %s; you are %s. Type a move, or help.\n",
-		g.Name(), g.PlayerName(p.human.Other()), g.PlayerName(p.human))
+	// In a one-player game the person plays and flipzero advises (hint)
+	// or plays a move for them (bot); the chance events are dealt.
+	solo := env.Players(g) == 1
+	if solo {
+		p.printf("You play %s; flipzero advises. Type a move, or help.\n", g.Name())
+	} else {
+		p.printf("flipzero plays %s as %s; you are %s. Type a move, or help.\n",
+			g.Name(), g.PlayerName(p.human.Other()), g.PlayerName(p.human))
+	}
 	showBoard := true
 	for {
 		s := e.State()
+		if env.IsChance(s) {
+			played, err := e.Chances()
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(played))
+			for i, a := range played {
+				names[i] = g.FormatAction(a)
+			}
+			p.printf("chance: %s\n", strings.Join(names, ", "))
+			continue
+		}
 		if showBoard {
 			p.printf("\n%s", picture(s))
 		}
@@ -70,9 +89,24 @@ func (p *terminalGame) run(ctx context.Context) error {
 		case "quit", "exit":
 			return nil
 		case "help", "?":
-			p.printf("Type a move in %s notation (e.g. %s), or: undo, hint, moves, resign, quit.\n",
-				g.Name(), g.FormatAction(s.LegalActions(p.legal)[0]))
+			commands := "undo, hint, moves, resign, quit"
+			if solo {
+				commands = "undo, hint, bot (flipzero plays your move), moves, resign, quit"
+			}
+			p.printf("Type a move in %s notation (e.g. %s), or: %s.\n",
+				g.Name(), g.FormatAction(s.LegalActions(p.legal)[0]), commands)
 			showBoard = false
+		case "bot":
+			if !solo {
+				p.printf("bot plays your move only in a one-player game. Type a move, or help.\n")
+				showBoard = false
+				break
+			}
+			a, err := e.GenMove(ctx)
+			if err != nil {
+				return err
+			}
+			p.printf("flipzero plays %s — %s\n", a.Move, a.Summary(g))
 		case "moves":
 			p.printf("legal: %s\n", legalText(s, &p.legal, 0))
 			showBoard = false
@@ -89,6 +123,10 @@ func (p *terminalGame) run(ctx context.Context) error {
 				showBoard = false
 			}
 		case "resign":
+			if solo {
+				p.printf("You stop: %s.\n", scoreText(s))
+				return nil
+			}
 			p.printf("You resign: %s wins.\n", g.PlayerName(p.human.Other()))
 			return nil
 		default:
@@ -101,17 +139,11 @@ func (p *terminalGame) run(ctx context.Context) error {
 }
 
 // undo takes back the person's last decision and every answer of the
-// engine after it; false when the person has made no decision yet.
+// engine and chance event after it; false when the person has made no
+// decision yet.
 func (p *terminalGame) undo() bool {
 	e := p.engine
-	s := e.Game().NewState()
-	last := -1
-	for i, a := range e.History() {
-		if s.ToMove() == p.human {
-			last = i
-		}
-		s.Apply(a)
-	}
+	last := e.LastDecision(func(mover env.Player) bool { return mover == p.human })
 	if last < 0 {
 		return false
 	}
@@ -149,6 +181,9 @@ func legalText(s env.State, buf *[]int, limit int) string {
 
 // resultText says how a finished game ended.
 func resultText(s env.State) string {
+	if _, ok := s.(env.Scorer); ok {
+		return scoreText(s)
+	}
 	if w := s.Winner(); w != env.NoPlayer {
 		return s.Game().PlayerName(w) + " wins"
 	}
@@ -162,4 +197,13 @@ func picture(s env.State) string {
 		return d.Picture()
 	}
 	return s.String()
+}
+
+// scoreText is a one-player game's score so far: "score 17 of 24".
+func scoreText(s env.State) string {
+	sc, ok := s.(env.Scorer)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("score %g of %g", sc.Score(), sc.MaxScore())
 }

@@ -328,3 +328,41 @@ func TestBrowserYinshRow(t *testing.T) {
 	}
 	t.Logf("removed %s then %s; the bot answered %v", row.Move, v.History[len(history)+1], v.History[len(history)+2:])
 }
+
+// TestBrowserSolitaire plays the solitaire on the page: a placement
+// clicked turns its neighbouring tokens up on the board at once, and the
+// bot's move, asked for with its button, says the score it expects.
+func TestBrowserSolitaire(t *testing.T) {
+	ctx := browser(t)
+	url := startServe(t, untrainedModel(t, "reversi-solitaire"))
+	if err := chromedp.Run(ctx, chromedp.Navigate(url), chromedp.WaitVisible(`body[data-ply="0"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	p := pieces(t, ctx)
+	if len(p) != 28 || p["d5"] != "gold" || p["d4"] != "black" || p["c1"] != "token" {
+		t.Fatalf("start position on the page: %v", p)
+	}
+	var sideHidden bool
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("side-label").hidden`, &sideHidden)); err != nil || !sideHidden {
+		t.Errorf("the side to play is offered in a one-player game (%v)", err)
+	}
+	if err := chromedp.Run(ctx, chromedp.Click(`#pt-d3`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	ply := plyAfter(t, ctx, 0)
+	p = pieces(t, ctx)
+	if ply != 3 || p["d3"] != "gold" || p["d4"] != "gold" || !strings.HasPrefix(p["c3"], "token-") || !strings.HasPrefix(p["d2"], "token-") || p["c3"] == "token" {
+		t.Fatalf("after d3:gold and its reveals: ply %d, pieces %v", ply, p)
+	}
+	if err := chromedp.Run(ctx, chromedp.Click(`#bot`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	ply = plyAfter(t, ctx, ply)
+	if ev := textOf(t, ctx, "#evaluation"); !strings.Contains(ev, "flipzero played") || !strings.Contains(ev, "expects a score of") {
+		t.Errorf("the bot's move shows %q", ev)
+	}
+	if st := textOf(t, ctx, "#status"); !strings.HasPrefix(st, "Your turn: place a gold or a black disc") && !strings.HasPrefix(st, "Game over") {
+		t.Errorf("status %q", st)
+	}
+	screenshot(t, ctx, "solitaire.png")
+}

@@ -167,7 +167,11 @@ func (r *Run) view() runView {
 	} else if cfg, err := loop.ParseConfig(raw, r.games); err != nil {
 		problem(fmt.Errorf("config: %w", err))
 	} else {
-		v.Game, v.Config, v.Settings = cfg.Game, string(raw), settingsOf(cfg)
+		solo := false
+		if g, err := r.games.ByName(cfg.Game); err == nil {
+			solo = env.Players(g) == 1
+		}
+		v.Game, v.Config, v.Settings = cfg.Game, string(raw), settingsOf(cfg, solo)
 	}
 	// A run has no metrics before its first generation ends, and no
 	// matches while its arena is off.
@@ -220,10 +224,14 @@ type statusView struct {
 }
 
 // settingsOf sums up the config in the lines a person looks for first.
-func settingsOf(cfg loop.Config) []setting {
+// settingsOf sums up a run's config; solo says its game is a one-player
+// game, whose arena plays deals.
+func settingsOf(cfg loop.Config, solo bool) []setting {
 	sp, search := cfg.SelfPlay, cfg.Search
 	arenaText := "off"
-	if a := cfg.Arena; a.Games > 0 {
+	if a := cfg.Arena; a.Games > 0 && solo {
+		arenaText = fmt.Sprintf("%d deals played by the new network, the self-play network and %s, %d playouts", a.Games, a.Baseline, a.Playouts)
+	} else if a.Games > 0 {
 		arenaText = fmt.Sprintf("%d games against the self-play network and %s, %d playouts", a.Games, a.Baseline, a.Playouts)
 		if a.Gate > 0 {
 			arenaText += fmt.Sprintf(", gate %.2f", a.Gate)

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -253,4 +254,72 @@ func TestBrowserRunBesidePlayPage(t *testing.T) {
 	if p := pieces(t, ctx); len(p) != 0 {
 		t.Errorf("the game's page shows %v", p)
 	}
+}
+
+// solitaireRun runs the real loop for two tiny generations of the
+// solitaire, its arena on: a one-player run's folder.
+func solitaireRun(t *testing.T) runfolder.Folder {
+	t.Helper()
+	raw, err := os.ReadFile("../configs/reversi-solitaire.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	for _, r := range [][2]string{
+		{"blocks: 3", "blocks: 1"}, {"filters: 40", "filters: 8"},
+		{"playouts_full: 128", "playouts_full: 8"}, {"playouts_fast: 32", "playouts_fast: 4"},
+		{"games_per_generation: 128", "games_per_generation: 6"}, {"min_samples: 1000", "min_samples: 16"},
+		{"games: 0 ", "games: 2 "}, {"playouts: 100", "playouts: 4"},
+	} {
+		text = strings.Replace(text, r[0], r[1], 1)
+	}
+	cfg := filepath.Join(t.TempDir(), "solitaire.yaml")
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := runfolder.Folder(filepath.Join(t.TempDir(), "run"))
+	if err := loop.Loop(context.Background(), loop.LoopOptions{ConfigPath: cfg, RunDir: string(dir), MaxGenerations: 2, Seed: 9}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestBrowserRunSolitaire: a one-player run's page draws the mean scores
+// where a two-player run's draws wins and draws, shows its matches'
+// means, and replays a game with its tokens to its score.
+func TestBrowserRunSolitaire(t *testing.T) {
+	ctx := browser(t)
+	srv := runServer(t, solitaireRun(t))
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`body[data-generation="2"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	series := func(name string) int {
+		return evalInt(t, ctx, fmt.Sprintf(`(() => { const s = document.querySelector('#chart-results [data-name="%s"]'); return s ? Number(s.dataset.n) : -1 })()`, name))
+	}
+	if series("mean score in self-play") != 2 || series("mean score in the arena") != 2 || series("draws") != -1 {
+		t.Errorf("the results chart draws self-play %d, arena %d, draws %d points; want the two mean scores",
+			series("mean score in self-play"), series("mean score in the arena"), series("draws"))
+	}
+	if got := textOf(t, ctx, "#tiles"); !strings.Contains(got, "last: mean score ") {
+		t.Errorf("the tiles say %q", got)
+	}
+	if got := textOf(t, ctx, "#matches tbody"); !strings.Contains(got, " vs ") {
+		t.Errorf("the matches show %q, want both mean scores", got)
+	}
+	waitFor(t, ctx, "a game to replay", `document.getElementById("replay").dataset.ply === "0" && document.querySelectorAll("#replay-moves li").length > 2`)
+	if got := textOf(t, ctx, "#replay-game"); !strings.Contains(got, ", score ") || strings.Contains(got, "wins") {
+		t.Errorf("the games are listed as %q, want their scores", got)
+	}
+	if n := evalInt(t, ctx, `[...document.querySelectorAll("#replay-board text")].filter((t) => t.textContent === "?").length`); n != 24 {
+		t.Errorf("the replay's start shows %d face-down tokens, want 24", n)
+	}
+	if err := chromedp.Run(ctx, chromedp.Click("#last", chromedp.ByID)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the end of the game", `document.getElementById("replay-status").textContent.includes("score ")`)
+	if got := textOf(t, ctx, "#settings"); !strings.Contains(got, "2 deals played by the new network") {
+		t.Errorf("the settings say %q", got)
+	}
+	screenshot(t, ctx, "run-solitaire.png")
 }

@@ -66,6 +66,18 @@ type botReply struct {
 	Value    float32 `json:"value"`
 	Playouts int     `json:"playouts"`
 	Seconds  float64 `json:"seconds"`
+	// Expected is the final score the value stands for in a one-player
+	// game (the value undone from [-1, 1] to the game's units).
+	Expected *float64 `json:"expected,omitempty"`
+}
+
+// reply is what the page shows of an analysis.
+func reply(g env.Game, a engine.Analysis) botReply {
+	r := botReply{Move: a.Move, Value: a.Value, Playouts: a.Playouts, Seconds: a.Elapsed.Seconds()}
+	if v, ok := engine.ExpectedScore(g, a.Value); ok {
+		r.Expected = &v
+	}
+	return r
 }
 
 // NewGame starts a game against e with the person playing human.
@@ -102,9 +114,10 @@ func (s *Game) Handler() http.Handler {
 	mux.HandleFunc("POST /api/new", s.api(s.newGame))
 	mux.HandleFunc("POST /api/undo", s.api(s.undo))
 	mux.HandleFunc("POST /api/hint", s.api(s.hint))
+	mux.HandleFunc("POST /api/bot", s.api(s.bot))
 	// Other methods of the API's paths, and paths it does not have, get
 	// a JSON message like every refused request.
-	for _, path := range []string{"/api/state", "/api/move", "/api/new", "/api/undo", "/api/hint"} {
+	for _, path := range []string{"/api/state", "/api/move", "/api/new", "/api/undo", "/api/hint", "/api/bot"} {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": r.Method + " " + path + " is not allowed"})
 		})
@@ -182,16 +195,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// botTurn lets the bot make every decision until it is the person's turn
-// or the game is over.
+// botTurn lets the bot make every decision, and the engine's deal every
+// chance event, until it is the person's turn or the game is over.
 func (s *Game) botTurn(ctx context.Context) error {
 	e := s.engine
-	for !e.State().Terminal() && e.State().ToMove() != s.human {
+	for !e.State().Terminal() {
+		if env.IsChance(e.State()) {
+			if _, err := e.Chances(); err != nil {
+				return err
+			}
+			continue
+		}
+		if e.State().ToMove() == s.human {
+			return nil
+		}
 		a, err := e.GenMove(ctx)
 		if err != nil {
 			return err
 		}
-		s.replies = append(s.replies, botReply{Move: a.Move, Value: a.Value, Playouts: a.Playouts, Seconds: a.Elapsed.Seconds()})
+		s.replies = append(s.replies, reply(e.Game(), a))
 	}
 	return nil
 }
@@ -236,17 +258,11 @@ func (s *Game) newGame(ctx context.Context, req request) (any, error) {
 	return s.view(), nil
 }
 
-// undo takes back the person's last decision and the bot's answers to it.
+// undo takes back the person's last decision and the bot's answers and
+// the chance events after it.
 func (s *Game) undo(ctx context.Context, _ request) (any, error) {
 	e := s.engine
-	st := e.Game().NewState()
-	last := -1
-	for i, a := range e.History() {
-		if st.ToMove() == s.human {
-			last = i
-		}
-		st.Apply(a)
-	}
+	last := e.LastDecision(func(p env.Player) bool { return p == s.human })
 	if last < 0 {
 		return nil, refuse(http.StatusConflict, "nothing to undo")
 	}
@@ -269,8 +285,30 @@ func (s *Game) hint(ctx context.Context, _ request) (any, error) {
 		return nil, err
 	}
 	v := s.view()
-	v.Hint = &botReply{Move: a.Move, Value: a.Value, Playouts: a.Playouts, Seconds: a.Elapsed.Seconds()}
+	h := reply(e.Game(), a)
+	v.Hint = &h
 	return v, nil
+}
+
+// bot has the bot play the person's decision: in a one-player game, to
+// watch it play.
+func (s *Game) bot(ctx context.Context, _ request) (any, error) {
+	e := s.engine
+	if env.Players(e.Game()) != 1 {
+		return nil, refuse(http.StatusConflict, "the bot plays your move only in a one-player game")
+	}
+	if e.State().Terminal() {
+		return nil, refuse(http.StatusConflict, "the game is over")
+	}
+	a, err := e.GenMove(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.replies = append(s.replies[:0], reply(e.Game(), a))
+	if err := s.botTurn(ctx); err != nil {
+		return nil, err
+	}
+	return s.view(), nil
 }
 
 // gameView is everything the page draws.
@@ -279,6 +317,9 @@ type gameView struct {
 	Board string `json:"board"` // "square" or "hex"
 	Human string `json:"human"`
 	Bot   string `json:"bot"`
+	// Solo: a one-player game, which the person plays alone, the bot
+	// advising (hint) or playing a decision for them (POST /api/bot).
+	Solo bool `json:"solo"`
 	// ToMove is the side to decide, YourTurn whether that is the person.
 	ToMove   string     `json:"toMove"`
 	YourTurn bool       `json:"yourTurn"`
@@ -316,7 +357,7 @@ func (s *Game) view() gameView {
 	d, drawn := st.(env.Display)
 	v := gameView{
 		Game: g.Name(), Board: "square",
-		Human: g.PlayerName(s.human), Bot: g.PlayerName(s.human.Other()),
+		Human: g.PlayerName(s.human), Bot: g.PlayerName(s.human.Other()), Solo: env.Players(g) == 1,
 		Over: st.Terminal(), Cells: []cellView{}, Legal: []moveView{}, History: []string{}, Last: []string{},
 		Replies: append([]botReply{}, s.replies...),
 	}
@@ -365,8 +406,12 @@ func decisionText(s env.State, buf *[]int) string {
 	return "your move"
 }
 
-// resultText says how a finished game ended.
+// resultText says how a finished game ended: a one-player game by its
+// score.
 func resultText(s env.State) string {
+	if sc, ok := s.(env.Scorer); ok {
+		return fmt.Sprintf("score %g of %g", sc.Score(), sc.MaxScore())
+	}
 	if w := s.Winner(); w != env.NoPlayer {
 		return s.Game().PlayerName(w) + " wins"
 	}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -286,5 +287,69 @@ func TestTargets(t *testing.T) {
 		if got := strings.Join(points, " "); kind != tt.kind || got != tt.want {
 			t.Errorf("%s %s: %s %q, want %s %q", tt.game, tt.move, kind, got, tt.kind, tt.want)
 		}
+	}
+}
+
+// TestServeSolitaire: the page of a one-player game has the person play
+// alone, the server answering every chance event from its deal, so the
+// person's turn never stands at one; a hint and the bot's move say the
+// score they expect; undo takes a placement back with its reveals; the
+// end says the score.
+func TestServeSolitaire(t *testing.T) {
+	srv := testServer(t, "reversi-solitaire", 0)
+	code, v, _ := call(t, srv, "GET", "/api/state", "")
+	if code != 200 || !v.Solo || !v.YourTurn || len(v.Cells) != 64 || len(v.Legal) != 8 || !strings.HasPrefix(v.Score, "captured 0 of 24") {
+		t.Fatalf("start: %d %+v", code, v)
+	}
+	pieces := map[string]string{}
+	for _, c := range v.Cells {
+		pieces[c.Name] = c.Piece
+	}
+	if pieces["c1"] != "token" || pieces["d5"] != "gold" || pieces["d4"] != "black" || pieces["a1"] != "" {
+		t.Errorf("start pieces: c1 %q, d5 %q, d4 %q, a1 %q", pieces["c1"], pieces["d5"], pieces["d4"], pieces["a1"])
+	}
+	if code, _, msg := call(t, srv, "POST", "/api/move", `{"move": "reveal:gold"}`); code != 422 {
+		t.Errorf("a reveal played by the person: %d %s", code, msg)
+	}
+	code, v, _ = call(t, srv, "POST", "/api/hint", "")
+	if code != 200 || v.Hint == nil || v.Hint.Expected == nil || *v.Hint.Expected < 0 || *v.Hint.Expected > 24 {
+		t.Fatalf("hint: %d %+v", code, v.Hint)
+	}
+	// d3:gold turns up the tokens orthogonally next to it, d2 and c3;
+	// the server reveals both before answering.
+	code, v, _ = call(t, srv, "POST", "/api/move", `{"move": "d3:gold"}`)
+	if code != 200 || !v.YourTurn || len(v.History) != 3 || !strings.HasPrefix(v.History[1], "reveal:") {
+		t.Fatalf("after d3:gold: %d %+v", code, v)
+	}
+	afterMove := v.History
+	s := replay(t, v)
+	if env.IsChance(s) {
+		t.Fatal("the person's turn stands at a chance node")
+	}
+	// Undo takes the placement and its reveals back; playing it again
+	// turns up the same faces, the deal's.
+	if code, v, _ = call(t, srv, "POST", "/api/undo", ""); code != 200 || len(v.History) != 0 {
+		t.Fatalf("undo: %d %v", code, v.History)
+	}
+	if code, v, _ = call(t, srv, "POST", "/api/move", `{"move": "d3:gold"}`); code != 200 || strings.Join(v.History, ";") != strings.Join(afterMove, ";") {
+		t.Fatalf("the same placement again: %v, first %v", v.History, afterMove)
+	}
+	// The bot plays the rest.
+	for i := 0; i < 100 && !v.Over; i++ {
+		code, v, _ = call(t, srv, "POST", "/api/bot", "")
+		if code != 200 || len(v.Replies) != 1 || v.Replies[0].Expected == nil {
+			t.Fatalf("bot: %d %+v", code, v)
+		}
+	}
+	s = replay(t, v)
+	if !v.Over || !s.Terminal() || v.Result != fmt.Sprintf("score %g of 24", s.(env.Scorer).Score()) {
+		t.Fatalf("end: over %v, result %q, the moves give terminal %v", v.Over, v.Result, s.Terminal())
+	}
+	if code, _, _ := call(t, srv, "POST", "/api/bot", ""); code != 409 {
+		t.Errorf("the bot after the end: %d", code)
+	}
+	// Two-player games have no such request.
+	if code, _, _ := call(t, testServer(t, "othello", 0), "POST", "/api/bot", ""); code != 409 {
+		t.Errorf("the bot's move in othello: %d", code)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -43,20 +44,35 @@ func playerFlag(flagName, name string, g env.Game, opts player.PlayerOptions) (p
 	return p, nil
 }
 
+// playerList is a flag that may be given several times, each a player.
+type playerList []string
+
+func (l *playerList) String() string { return strings.Join(*l, ", ") }
+func (l *playerList) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
 func runArena(ctx context.Context, args []string, io stdio) error {
-	fs := newFlags("arena", "arena --game G --a PLAYER --b PLAYER --games N [flags]\n\n"+
+	fs := newFlags("arena", "arena --game G --a PLAYER --b PLAYER --games N [flags]\n"+
+		"       arena --game G --a PLAYER [--b PLAYER] [--player PLAYER]... --games N   (a one-player game)\n\n"+
 		"Plays N games between A and B, colours alternating, each random opening played\n"+
 		"from both sides, and prints A's wins, draws and losses, its score and the Elo\n"+
-		"difference with a 95% interval. A player is "+playerHelp+".", io.out)
+		"difference with a 95% interval. In a one-player game (reversi-solitaire) every\n"+
+		"player plays the same N deals, and it prints each player's mean score with its\n"+
+		"95% interval and the first player's paired difference, deal by deal, from each\n"+
+		"other one. A player is "+playerHelp+".", io.out)
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
 	aName := fs.String("a", "", "player A")
-	bName := fs.String("b", "", "player B")
-	gamesN := fs.Int("games", 20, "games to play")
+	bName := fs.String("b", "", "player B (in a one-player game, optional)")
+	var more playerList
+	fs.Var(&more, "player", "in a one-player game, a further player to play the same deals (may be repeated)")
+	gamesN := fs.Int("games", 20, "games to play; in a one-player game, deals, each played by every player")
 	playouts := fs.Int("playouts", 400, "playouts per move of network players")
 	workers := fs.Int("workers", 0, "goroutines playing games (0: one per core)")
 	concurrent := fs.Int("concurrent", 0, "games each goroutine plays at once, their searches batched (0: chosen)")
 	openings := fs.Int("opening-plies", 0, "random moves that open each game (0: the game's default, -1: none)")
-	seed := fs.Uint64("seed", 1, "seed of the openings and the players' random choices")
+	seed := fs.Uint64("seed", 1, "seed of the openings (in a one-player game, the deals) and the players' random choices")
 	useSPRT := fs.Bool("sprt", false, "stop early once a sequential probability ratio test decides")
 	def := arena.DefaultSPRT()
 	elo0 := fs.Float64("elo0", def.Elo0, "SPRT: Elo difference of the null hypothesis")
@@ -84,6 +100,22 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 		return usagef("--workers and --concurrent must not be negative")
 	}
 	popts := player.PlayerOptions{Playouts: *playouts, LoadNetwork: loadNetworkPlayer(g, dev, io.err)}
+	if env.Players(g) == 1 {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for _, name := range []string{"sprt", "elo0", "elo1", "alpha", "beta", "opening-plies"} {
+			if set[name] {
+				return usagef("--%s: %s is a one-player game, compared by scores on the same deals: no openings, no SPRT", name, g.Name())
+			}
+		}
+		names := append([]string{*aName, *bName}, more...)
+		return soloArena(ctx, g, names, popts, arena.SoloOptions{
+			Deals: *gamesN, Workers: *workers, PerWorker: *concurrent, Seed: *seed,
+		}, soloFlags{records: *records, runDir: *runDir, progress: *progress}, io)
+	}
+	if len(more) > 0 {
+		return usagef("--player: %s is a two-player game: give --a and --b", g.Name())
+	}
 	a, err := playerFlag("a", *aName, g, popts)
 	if err != nil {
 		return err
@@ -146,6 +178,131 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	return nil
 }
 
+// soloFlags are the arena's flags a one-player match uses beyond its
+// players and options.
+type soloFlags struct {
+	records, runDir string
+	progress        bool
+}
+
+// soloArena plays a one-player match: every named player (--a, --b, then
+// each --player; an empty --b is left out) on the same deals.
+func soloArena(ctx context.Context, g env.Game, names []string, popts player.PlayerOptions, opts arena.SoloOptions, f soloFlags, io stdio) error {
+	if names[0] == "" {
+		return usagef("--a is required: %s", playerHelp)
+	}
+	if opts.Deals > arena.MaxDeals {
+		return usagef("--games: %d deals, at most %d", opts.Deals, arena.MaxDeals)
+	}
+	var players []player.Player
+	seen := map[string]bool{}
+	for i, name := range names {
+		flagName := "player"
+		switch i {
+		case 0:
+			flagName = "a"
+		case 1:
+			flagName = "b"
+			if name == "" {
+				continue
+			}
+		}
+		p, err := playerFlag(flagName, name, g, popts)
+		if err != nil {
+			return err
+		}
+		if seen[p.Name()] {
+			return usagef("--%s: %s is already playing: list each player once", flagName, p.Name())
+		}
+		seen[p.Name()] = true
+		players = append(players, p)
+	}
+	if f.runDir != "" && len(players) < 2 {
+		return usagef("--run: the match log compares players: give at least two")
+	}
+	total := len(players) * opts.Deals
+	if f.progress && isTerminal(io.err) {
+		bar := progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(io.err),
+			progressbar.OptionSetDescription(fmt.Sprintf("%d players × %d deals", len(players), opts.Deals)),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish(),
+		)
+		opts.Progress = func(done int) { bar.Set(done) }
+		defer bar.Finish()
+	}
+	start := time.Now()
+	result, runErr := arena.RunSolo(ctx, g, players, opts)
+	if f.records != "" {
+		lines := make([]string, len(result.Games))
+		for i, rec := range result.Games {
+			lines[i] = rec.Line()
+		}
+		if err := writeLines(f.records, lines); err != nil {
+			return errors.Join(runErr, err)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	printSolo(io.out, g, result, time.Since(start))
+	if f.runDir != "" {
+		now := time.Now().UTC().Format(time.RFC3339)
+		for j := 1; j < len(players); j++ {
+			if err := arena.AppendMatch(runfolder.Folder(f.runDir).Matches(), arena.SoloRecord(result, 0, j, g.Name(), now)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// printSolo prints a one-player match: a line per player, its mean score
+// with the 95% interval, and a line per comparison of the first player
+// with another, their paired difference.
+func printSolo(w io.Writer, g env.Game, r arena.SoloResult, took time.Duration) {
+	deals := len(r.Scores[0])
+	best := g.NewState().(env.Scorer).MaxScore()
+	fmt.Fprintf(w, "%s: %s, each played by %s, in %.1f s\n", g.Name(), count(deals, "deal"), count(len(r.Players), "player"), took.Seconds())
+	for i, name := range r.Players {
+		s := r.Stats(i)
+		full := 0
+		for _, v := range r.Scores[i] {
+			if v == best {
+				full++
+			}
+		}
+		fmt.Fprintf(w, "%s: mean score %.3f %s, min %g, max %g; the best score, %g, in %s\n",
+			name, s.Mean, interval(s, false), s.Min, s.Max, best, count(full, "deal"))
+	}
+	for j := 1; j < len(r.Players); j++ {
+		d, v := r.Difference(0, j), r.Versus(0, j)
+		fmt.Fprintf(w, "%s minus %s: %+.3f %s per deal, paired over %s; ahead in %d, level in %d, behind in %d\n",
+			r.Players[0], r.Players[j], d.Mean+0, interval(d, true), count(d.N, "deal"), v.Wins, v.Draws, v.Losses)
+	}
+}
+
+// count writes n things: "1 deal", "3 deals".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
+}
+
+// interval writes a 95% interval, or says there is none.
+func interval(s arena.ScoreStats, signed bool) string {
+	if math.IsNaN(s.Low) {
+		return "(no interval from one deal)"
+	}
+	if signed {
+		return fmt.Sprintf("[%+.3f, %+.3f]", s.Low+0, s.High+0)
+	}
+	return fmt.Sprintf("[%.3f, %.3f]", s.Low, s.High)
+}
+
 func printScore(w io.Writer, g env.Game, a, b player.Player, r arena.ArenaResult, sprt *arena.SPRT, took time.Duration) {
 	s := r.Score
 	elo, low, high := s.Elo()
@@ -182,9 +339,18 @@ func eloOfScore(score float64) float64 {
 }
 
 func writeRecords(path string, games []arena.ArenaGame) error {
+	lines := make([]string, len(games))
+	for i, rec := range games {
+		lines[i] = rec.Line()
+	}
+	return writeLines(path, lines)
+}
+
+// writeLines writes a record file atomically, one record a line.
+func writeLines(path string, lines []string) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
-		for _, rec := range games {
-			if _, err := fmt.Fprintln(w, rec.Line()); err != nil {
+		for _, l := range lines {
+			if _, err := fmt.Fprintln(w, l); err != nil {
 				return err
 			}
 		}

@@ -22,6 +22,7 @@ type engineFlags struct {
 	model    *string
 	playouts *int
 	seconds  *float64
+	seed     *uint64
 	device   deviceFlag
 }
 
@@ -30,6 +31,7 @@ func addEngineFlags(fs *flagSet) engineFlags {
 		model:    fs.String("model", "", "model file (from flipzero export) or checkpoint"),
 		playouts: fs.Int("playouts", 400, "search playouts per decision"),
 		seconds:  fs.Float64("seconds", 0, "search time per decision in seconds, instead of --playouts"),
+		seed:     fs.Uint64("seed", uint64(time.Now().UnixNano()), "seed of the deals of a game with chance events (the solitaire's hidden tokens)"),
 		device:   addDeviceFlag(fs),
 	}
 }
@@ -44,7 +46,7 @@ func (f engineFlags) engine() (e *engine.Engine, say func(io.Writer), err error)
 	if *f.seconds < 0 || math.IsNaN(*f.seconds) || *f.seconds > 24*3600 {
 		return nil, nil, usagef("--seconds must be between 0 and a day, got %v", *f.seconds)
 	}
-	opts := engine.EngineOptions{Playouts: *f.playouts, MoveTime: time.Duration(*f.seconds * float64(time.Second))}
+	opts := engine.EngineOptions{Playouts: *f.playouts, MoveTime: time.Duration(*f.seconds * float64(time.Second)), Seed: *f.seed}
 	if opts.MoveTime == 0 && opts.Playouts < 1 {
 		return nil, nil, usagef("--playouts must be at least 1, got %d", opts.Playouts)
 	}
@@ -76,7 +78,8 @@ func runPlay(ctx context.Context, args []string, io stdio) error {
 	fs := newFlags("play", "play --model FILE [--as SIDE] [--playouts N | --seconds S]\n\n"+
 		"A game against the model in the terminal. Type moves in the game's notation,\n"+
 		"or: undo (take back your last move), hint (the model's advice), moves (the\n"+
-		"legal moves), resign, quit.", io.out)
+		"legal moves), resign, quit. In a one-player game (reversi-solitaire) you play,\n"+
+		"the tokens are dealt from --seed, and bot lets the model play your move.", io.out)
 	ef := addEngineFlags(fs)
 	as := fs.String("as", "", "your side: black or white (default: the side that moves first)")
 	if err := parseFlags(fs, args); err != nil {
@@ -107,6 +110,9 @@ func runGTP(ctx context.Context, args []string, io stdio) error {
 	e, say, err := ef.engine()
 	if err != nil {
 		return err
+	}
+	if env.Players(e.Game()) == 1 {
+		return usagef("--model: %s is a one-player game, and GTP is a protocol between two players", e.Game().Name())
 	}
 	say(io.err)
 	return gtp.Serve(ctx, gtpController{e}, io.in, io.out, io.err)

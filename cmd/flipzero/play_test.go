@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,6 +88,29 @@ func TestPlayScriptedGames(t *testing.T) {
 			},
 		},
 	}
+	sol := untrainedModel(t, "reversi-solitaire")
+	tests = append(tests, struct {
+		name  string
+		args  []string
+		input string
+		want  []string
+	}{
+		name:  "reversi-solitaire: hint, the bot's move, undo, a placement and its reveals, stop",
+		args:  []string{"--model", sol, "--playouts", "8", "--seed", "5"},
+		input: "hint\nbot\nundo\nd3:gold\nmoves\nresign\n",
+		want: []string{
+			"You play reversi-solitaire; flipzero advises",
+			"  a b c d e f g h\n1 . . # . # . # .", "captured 0, score 0 of 24, 24 face down",
+			"player, place a gold or a black disc (f5:gold): ",
+			"hint: ", "expects a score of ", " of 24, 8 playouts",
+			"flipzero plays ", "expects a score of ",
+			// undo takes back the bot's placement and what it turned up.
+			"captured 0, score 0 of 24, 24 face down",
+			"chance: reveal:", "4 . # . g g . . #", "22 face down",
+			"legal: ",
+			"You stop: score 0 of 24.",
+		},
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, tt.input, append([]string{"play"}, tt.args...)...)
@@ -145,5 +169,38 @@ func TestPlayUsageErrors(t *testing.T) {
 		if code != 2 || strings.Count(errOut, "\n") != 1 || out != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and one line on standard error", args, code, out, errOut)
 		}
+	}
+}
+
+// TestPlaySolitaireToTheEnd lets the bot play every move of a solitaire:
+// the game ends with its score, and the transcript's moves and reveals
+// replay by the rules.
+func TestPlaySolitaireToTheEnd(t *testing.T) {
+	model := untrainedModel(t, "reversi-solitaire")
+	code, out, errOut := runCLI(t, strings.Repeat("bot\n", 80), "play", "--model", model, "--playouts", "4", "--seed", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	g, _ := games.ByName("reversi-solitaire")
+	s := g.NewState()
+	for _, line := range strings.Split(out, "\n") {
+		var moves []string
+		// The prompt has no line's end: the person's answer ends it.
+		switch i := strings.Index(line, "flipzero plays "); {
+		case i >= 0:
+			moves = strings.Fields(line[i:])[2:3]
+		case strings.HasPrefix(line, "chance: "):
+			moves = strings.Split(strings.TrimPrefix(line, "chance: "), ", ")
+		}
+		for _, m := range moves {
+			a, err := env.ParseLegal(s, m)
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", m, err, out)
+			}
+			s.Apply(a)
+		}
+	}
+	if !s.Terminal() || !strings.Contains(out, "Game over: "+"score "+strconv.FormatFloat(s.(env.Scorer).Score(), 'g', -1, 64)+" of 24.") {
+		t.Fatalf("the transcript does not end the game with its score (over: %v):\n%s", s.Terminal(), out)
 	}
 }

@@ -3,6 +3,8 @@ package solitaire
 import (
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/flipzero/flipzero/env"
 )
 
 // Deal fixes which face lies under every token, as shuffling the
@@ -34,12 +36,19 @@ func NewDeal(g Game, rng *rand.Rand) Deal {
 	return d
 }
 
+// Deal is the game's env.Dealer: NewDeal from a generator seeded by seed.
+func (g Game) Deal(seed uint64) env.Deal {
+	d := NewDeal(g, rand.New(rand.NewPCG(seed, 0x5eed)))
+	return &d
+}
+
 // Outcome is the reveal action at chance node s: the face dealt to the
-// token turning up. It is false when s is not a chance node or the face is
-// no longer face down there, as when s was reached by reveals from another
-// deal.
-func (d *Deal) Outcome(s *State) (int, bool) {
-	if s.pending == 0 {
+// token turning up. It is false when s is not a chance node of the
+// solitaire or the face is no longer face down there, as when s was
+// reached by reveals from another deal.
+func (d *Deal) Outcome(state env.State) (int, bool) {
+	s, ok := state.(*State)
+	if !ok || s.pending == 0 {
 		return 0, false
 	}
 	k := d.kind[bits.TrailingZeros64(s.pending)]

@@ -51,23 +51,31 @@ function render() {
   $("game-name").textContent = view.game;
   if (view.over) {
     $("status").textContent = "Game over: " + view.result + ".";
+  } else if (view.yourTurn && view.solo) {
+    $("status").textContent = "Your turn: " + view.prompt + ".";
   } else if (view.yourTurn) {
     $("status").textContent = "Your turn (" + view.human + "): " + view.prompt + ".";
   } else {
     $("status").textContent = "flipzero (" + view.bot + ") to play.";
   }
   $("score").textContent = view.score;
-  const evals = view.replies.map((r) =>
-    r.move + " (eval " + signed(r.value) + " for flipzero, " + r.playouts + " playouts)");
+  // A one-player game's evaluations are the final scores they expect.
+  const evals = view.replies.map((r) => r.move + (r.expected != null
+    ? " (expects a score of " + r.expected.toFixed(1) + ", " + r.playouts + " playouts)"
+    : " (eval " + signed(r.value) + " for flipzero, " + r.playouts + " playouts)"));
   $("evaluation").textContent = evals.length ? "flipzero played " + evals.join(", then ") : "";
   if (view.hint) {
-    $("message").textContent = "Hint: " + view.hint.move + " (eval " + signed(view.hint.value) + " for you)";
+    $("message").textContent = "Hint: " + view.hint.move + (view.hint.expected != null
+      ? " (expects a score of " + view.hint.expected.toFixed(1) + ")"
+      : " (eval " + signed(view.hint.value) + " for you)");
   }
   const side = $("side");
   if (!side.options.length) {
-    for (const name of [view.human, view.bot].sort()) side.add(new Option(name, name));
+    for (const name of [...new Set([view.human, view.bot])].sort()) side.add(new Option(name, name));
     side.value = view.human;
   }
+  $("side-label").hidden = view.solo;
+  $("bot").hidden = !(view.solo && view.yourTurn && !view.over);
   $("pass").hidden = !(view.yourTurn && view.legal.some((m) => m.kind === "pass"));
   const hist = $("history");
   hist.replaceChildren(...view.history.map((m) => {
@@ -176,6 +184,7 @@ function drawBoard() {
 
 $("pass").onclick = () => play("pass");
 $("hint").onclick = () => { if (!busy) call("POST", "api/hint"); };
+$("bot").onclick = () => { if (!busy) call("POST", "api/bot"); };
 $("undo").onclick = () => { if (!busy) call("POST", "api/undo"); };
 $("new").onclick = () => { if (!busy) call("POST", "api/new", { as: $("side").value }); };
 call("GET", "api/state");

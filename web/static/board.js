@@ -1,6 +1,7 @@
 // Boards drawn as SVG from the cells a game's Display lists, shared by the
 // play page and the run page's replays: squares (Othello, tic-tac-toe) or
-// the points of YINSH's hexagon, with discs, marks, rings and markers.
+// the points of YINSH's hexagon, with discs, marks, rings and markers, and
+// the solitaire's tokens.
 "use strict";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -80,10 +81,29 @@ function drawPiece(parent, game, c, [x, y]) {
   const dark = p.startsWith("black");
   if (p === "black" || p === "white") {
     el("circle", { cx: x, cy: y, r: 0.42, fill: dark ? "#111" : "#f8f8f8", stroke: "#000", "stroke-width": 0.03 }, parent);
+  } else if (p === "gold") {
+    el("circle", { cx: x, cy: y, r: 0.42, fill: "#d4a017", stroke: "#000", "stroke-width": 0.03 }, parent);
+  } else if (p.startsWith("token")) {
+    drawToken(parent, p, x, y);
   } else if (p.endsWith("-ring")) {
     el("circle", { cx: x, cy: y, r: 0.36, fill: "none", stroke: "#000", "stroke-width": 0.16 }, parent);
     el("circle", { cx: x, cy: y, r: 0.36, fill: "none", stroke: dark ? "#333" : "#fafafa", "stroke-width": 0.1 }, parent);
   } else if (p.endsWith("-marker")) {
     el("circle", { cx: x, cy: y, r: 0.24, fill: dark ? "#222" : "#fafafa", stroke: "#000", "stroke-width": 0.03 }, parent);
   }
+}
+
+// drawToken draws a solitaire token: face down ("token"), turning up
+// ("token-turning"), or face up showing its colour and, under sum
+// scoring, its number ("token-gold-7", "token-black-blank").
+function drawToken(parent, p, x, y) {
+  const [, face, number] = p.split("-");
+  const fill = face === "gold" ? "#d4a017" : face === "black" ? "#222" : "#a0825a";
+  el("rect", { x: x - 0.32, y: y - 0.32, width: 0.64, height: 0.64, rx: 0.08, fill,
+    stroke: face === "turning" ? "#fff" : "#000", "stroke-width": face === "turning" ? 0.08 : 0.03 }, parent);
+  const text = face === undefined || face === "turning" ? "?" : number === undefined ? "" : number === "blank" ? "·" : number;
+  if (!text) return;
+  const t = el("text", { x, y: y + 0.03, "text-anchor": "middle", "dominant-baseline": "middle", "font-size": 0.36,
+    fill: face === "gold" ? "#222" : "#f4f4f4", "pointer-events": "none" }, parent);
+  t.textContent = text;
 }

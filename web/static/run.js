@@ -212,6 +212,16 @@ function drawCharts(ms) {
   ];
   if (whole.length) timeSeries.push({ name: "generation", color: COLORS.generation, points: whole.map((m) => [m.generation, m.seconds]) });
   chart("chart-time", timeSeries.filter((s) => s.points.length), { stacked: true, tipFormat: (v) => duration(v) });
+  // A one-player game's generations carry their mean score instead of
+  // wins and losses worth drawing.
+  const scored = ms.filter((m) => m.games > 0 && num(m.score) !== null);
+  if (scored.length) {
+    chart("chart-results", [
+      { name: "mean score in self-play", color: COLORS.first, points: scored.map((m) => [m.generation, m.score]) },
+      { name: "mean score in the arena", color: COLORS.second, points: ms.filter((m) => num(m.arena_score) !== null).map((m) => [m.generation, m.arena_score]) },
+    ].filter((s) => s.points.length), { yMin: 0, tipFormat: (v) => v.toFixed(2) });
+    return;
+  }
   const played = ms.filter((m) => m.games > 0 && Array.isArray(m.results) && m.results.length === 3);
   const frac = (i) => played.map((m) => [m.generation, m.results[i] / m.games]);
   chart("chart-results", [
@@ -290,7 +300,8 @@ function drawTiles() {
     tile("Evaluations/s", m ? fmt(m.evals_per_s) : "—", m ? fmt(m.positions_per_s) + " positions/s" : ""),
     tile("Policy loss", m && m.steps > 0 ? fmt(m.policy_loss) : "—", m && m.steps > 0 ? "value loss " + fmt(m.value_loss) : ""),
     tile("Rating", m && num(m.rating) !== null ? m.rating.toFixed(0) : "—", m && m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo"),
-    tile("Games", fmt(games), m && m.results ? `last: ${m.results[0]} / ${m.results[1]} / ${m.results[2]} (1st, 2nd, draw)` : ""),
+    tile("Games", fmt(games), m && num(m.score) !== null ? `last: mean score ${m.score.toFixed(2)}`
+      : m && m.results ? `last: ${m.results[0]} / ${m.results[1]} / ${m.results[2]} (1st, 2nd, draw)` : ""),
     tile("Run time", m ? duration(m.run_seconds) : "—", m ? "learning rate " + fmt(m.learning_rate) : ""),
   ];
   $("tiles").replaceChildren(...tiles);
@@ -303,7 +314,9 @@ function drawMatches() {
   $("matches").querySelector("tbody").replaceChildren(...rows.map((r) => {
     const tr = document.createElement("tr");
     const n = r.wins + r.draws + r.losses;
-    const score = n ? ((r.wins + r.draws / 2) / n * 100).toFixed(0) + "%" : "—";
+    // A one-player match also has both players' mean scores on its deals.
+    const score = num(r.mean_a) !== null && num(r.mean_b) !== null ? r.mean_a.toFixed(2) + " vs " + r.mean_b.toFixed(2)
+      : n ? ((r.wins + r.draws / 2) / n * 100).toFixed(0) + "%" : "—";
     for (const v of [r.generation || "", r.a, r.b, r.wins, r.draws, r.losses, score, (r.time || "").replace("T", " ").replace("Z", "")]) {
       const td = document.createElement("td");
       td.textContent = String(v);
@@ -380,7 +393,7 @@ async function loadGeneration(gen) {
     const list = await getJSON("api/run/games?gen=" + gen);
     if (replay.gen !== gen) return;
     $("replay-game").replaceChildren(...list.games.map((g) =>
-      new Option(`game ${g.index + 1}: ${g.plies} moves, ${g.outcome === "draw" ? "draw" : g.outcome + " wins"}`, String(g.index))));
+      new Option(`game ${g.index + 1}: ${g.plies} moves, ${g.outcome === "draw" || g.outcome.startsWith("score ") ? g.outcome : g.outcome + " wins"}`, String(g.index))));
     if (list.games.length) await loadGame(gen, 0);
   } catch (err) {
     $("replay-status").textContent = "Could not load the games: " + err.message;
