@@ -138,17 +138,7 @@ func TestGradientsFiniteDifference(t *testing.T) {
 // value loss near zero.
 func TestOverfit(t *testing.T) {
 	g := tictactoe.Game{}
-	net, err := New(g, Config{Blocks: 1, Filters: 16, PolicyFilters: 4, ValueFilters: 2, ValueHidden: 32}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultTrainConfig()
-	cfg.LearningRate = 0.05
-	cfg.WeightDecay = 0
-	tr, err := NewTrainer(net, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	net, tr := tinyTrainer(t, g, 1)
 	b := randomBatch(g, 64, 8)
 	b.Weights = nil
 	// Sharpen the targets to one action each, so that a network that has
@@ -309,17 +299,7 @@ func TestWDLTarget(t *testing.T) {
 // P(win) − P(loss) comes to each position's outcome.
 func TestValueLearnsRealOutcomes(t *testing.T) {
 	g := tictactoe.Game{}
-	net, err := New(g, Config{Blocks: 1, Filters: 16, PolicyFilters: 4, ValueFilters: 2, ValueHidden: 32}, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultTrainConfig()
-	cfg.LearningRate = 0.05
-	cfg.WeightDecay = 0
-	tr, err := NewTrainer(net, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	net, tr := tinyTrainer(t, g, 2)
 	const n = 32
 	b := randomBatch(g, n, 11)
 	b.Weights = nil
@@ -349,4 +329,23 @@ func TestValueLearnsRealOutcomes(t *testing.T) {
 	if worst > 0.15 {
 		t.Errorf("the value head misses a real-valued outcome by %.3f, want within 0.15", worst)
 	}
+}
+
+// tinyTrainer is a small tic-tac-toe network and its trainer, at a high
+// learning rate and no weight decay, so that a test learns a few samples
+// quickly.
+func tinyTrainer(t *testing.T, g tictactoe.Game, seed uint64) (*Network, *Trainer) {
+	t.Helper()
+	net, err := New(g, Config{Blocks: 1, Filters: 16, PolicyFilters: 4, ValueFilters: 2, ValueHidden: 32}, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultTrainConfig()
+	cfg.LearningRate = 0.05
+	cfg.WeightDecay = 0
+	tr, err := NewTrainer(net, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return net, tr
 }

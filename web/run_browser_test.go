@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
@@ -226,24 +224,7 @@ func TestBrowserRunYinsh(t *testing.T) {
 // game, and the link leads to it.
 func TestBrowserRunBesidePlayPage(t *testing.T) {
 	ctx := browser(t)
-	dir := loopRun(t)
-	e, err := engine.NewModelEngine(dir.Checkpoint(2), nil, engine.EngineOptions{Playouts: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewGame(e, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRun(string(dir), games.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(Handler(g, r))
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
+	srv := playAndRunServer(t)
 	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
 		chromedp.WaitVisible(`body[data-generation="2"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#play-link`, chromedp.ByID),

@@ -385,21 +385,7 @@ func TestRunEvents(t *testing.T) {
 // TestRunBesidePlayPage serves a model's play page and a run's page from
 // one server.
 func TestRunBesidePlayPage(t *testing.T) {
-	dir := loopRun(t)
-	e, err := engine.NewModelEngine(dir.Checkpoint(2), nil, engine.EngineOptions{Playouts: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := NewGame(e, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewRun(string(dir), games.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(Handler(g, r))
-	defer srv.Close()
+	srv := playAndRunServer(t)
 	var v runView
 	if code, msg := getJSON(t, srv, "GET", "/api/run", &v); code != 200 || len(v.Metrics) != 2 {
 		t.Fatalf("/api/run: %d %s, %d generations", code, msg, len(v.Metrics))
@@ -422,4 +408,29 @@ func TestRunBesidePlayPage(t *testing.T) {
 	if code, _ := getJSON(t, srv, "GET", "/api/nothing", nil); code != 404 {
 		t.Errorf("/api/nothing: %d", code)
 	}
+}
+
+// playAndRunServer serves a two-generation loop run's page beside the
+// play page of its second network, closed when the test ends.
+func playAndRunServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	dir := loopRun(t)
+	e, err := engine.NewModelEngine(dir.Checkpoint(2), nil, engine.EngineOptions{Playouts: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := NewGame(e, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewRun(string(dir), games.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(Handler(g, r))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv
 }
