@@ -59,12 +59,12 @@ type Training interface {
 }
 
 // CPU is the backend that computes on the CPU: Gorgonia trains, and the
-// im2row + SGEMM forward pass (Evaluator) infers.
+// Evaluator infers (direct AVX-512 convolutions, or im2row + SGEMM).
 func CPU() Backend { return cpuBackend{} }
 
 type cpuBackend struct{}
 
-func (cpuBackend) Name() string { return "cpu (" + BLASInfo() + ")" }
+func (cpuBackend) Name() string { return "cpu (" + ConvInfo() + "; " + BLASInfo() + ")" }
 
 func (cpuBackend) NewInference(f *Folded, maxBatch int) (Inference, error) {
 	return f.NewEvaluator(maxBatch)

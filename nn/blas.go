@@ -63,9 +63,12 @@ func chooseBLAS() *blasLib {
 // AVX2+FMA)" or "gonum (pure Go): libopenblas.so.0 not found".
 func BLASInfo() string { return theBLAS().info }
 
-// BLASNote qualifies speed figures measured with the library in use, or
-// is empty.
-func BLASNote() string {
+// SpeedNote qualifies inference figures compared with the matrix
+// multiply's peak, or is empty.
+func SpeedNote() string {
+	if _, ok := directDefault(); ok {
+		return "the direct convolution multiplies each input where it lies, with nothing gathered or packed first, so it can beat the matrix multiply's peak"
+	}
 	if theBLAS().open != nil {
 		return ""
 	}

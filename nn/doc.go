@@ -7,11 +7,13 @@
 // cross-entropy, L2 weight decay, SGD with momentum); in the training
 // graph the convolutions and batch norms are the package's own Gorgonia
 // operations, which keep their buffers between steps and split each batch
-// over all cores (GOMAXPROCS). Inference for the search goes through a
-// plain im2row + SGEMM forward pass over the same weights with batch norm
-// folded into the convolutions (Folded, Evaluator), which runs three to
-// four times as fast as Gorgonia's forward pass; a test checks both give
-// the same outputs on every game.
+// over all cores (GOMAXPROCS). Inference for the search runs the same
+// weights with batch norm folded into the convolutions (Folded,
+// Evaluator): on CPUs with AVX-512 or AVX2, through the package's own
+// convolution kernels (direct.go), which multiply each input where it
+// lies in padded activations, near the CPU's peak; elsewhere through
+// im2row and a matrix multiply. Tests check both against Gorgonia's
+// forward pass on every game.
 //
 //	net, _ := nn.New(game, nn.DefaultConfig(game), seed)
 //	trainer, _ := nn.NewTrainer(net, nn.DefaultTrainConfig())

@@ -142,17 +142,19 @@ func TestEvaluateAllocatesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev, _ := net.Fold().NewEvaluator(32)
 	states := g.randomStates(32, 1)
 	priors := make([]float32, 32*g.ActionSpace())
 	values := make([]float32, 32)
-	allocs := testing.AllocsPerRun(5, func() {
-		if err := ev.Evaluate(states, priors, values); err != nil {
-			t.Fatal(err)
+	for _, path := range convPaths() {
+		ev, _ := net.Fold().newEvaluator(32, path.arch, path.direct)
+		allocs := testing.AllocsPerRun(5, func() {
+			if err := ev.Evaluate(states, priors, values); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs != 0 {
+			t.Errorf("%s: Evaluate allocates %g times per call", path.name, allocs)
 		}
-	})
-	if allocs != 0 {
-		t.Errorf("Evaluate allocates %g times per call", allocs)
 	}
 }
 

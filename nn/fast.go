@@ -63,7 +63,8 @@ func (n *Network) Fold() *Folded {
 // multiply and a bias per convolution.
 func foldConv(c *conv) foldedConv {
 	k := c.in * c.kernel * c.kernel
-	fc := foldedConv{kernel: c.kernel, in: c.in, out: c.out, w: make([]float32, c.out*k), b: make([]float32, c.out)}
+	fc := foldedConv{kernel: c.kernel, in: c.in, out: c.out,
+		w: make([]float32, c.out*k, c.out*k+weightSlack), b: make([]float32, c.out, c.out+weightSlack)}
 	for o := 0; o < c.out; o++ {
 		scale := float64(c.gamma.data[o]) / math.Sqrt(float64(c.variance.data[o])+bnEpsilon)
 		for in := 0; in < c.in; in++ {
@@ -115,6 +116,11 @@ type Evaluator struct {
 	hidden  []float32 // (batch, value hidden)
 	wdl     []float32 // (batch, 3)
 	legal   []int
+	// d is the direct convolution's state, where it runs; then the
+	// tower works in d's padded buffers, and heads holds the heads' 1×1
+	// convolutions, compact.
+	d     *direct
+	heads []float32
 }
 
 // chunkRows is how many cells' neighbourhoods are gathered before they are
@@ -124,28 +130,42 @@ type Evaluator struct {
 // skip and ReLU; chunks of 256 rows ran ~15% slower at batch 32.
 const chunkRows = 2048
 
-// NewEvaluator makes an evaluator for batches of up to maxBatch positions.
+// NewEvaluator makes an evaluator for batches of up to maxBatch positions,
+// convolving directly where the CPU has AVX-512 (ConvInfo says which).
 func (f *Folded) NewEvaluator(maxBatch int) (*Evaluator, error) {
+	arch, direct := directDefault()
+	return f.newEvaluator(maxBatch, arch, direct)
+}
+
+// newEvaluator makes an evaluator that convolves directly with arch's
+// kernels, or by im2row.
+func (f *Folded) newEvaluator(maxBatch int, arch directArch, direct bool) (*Evaluator, error) {
 	if maxBatch < 1 || maxBatch > 1<<16 {
 		return nil, fmt.Errorf("evaluator batch size %d, want 1..%d", maxBatch, 1<<16)
 	}
 	sh, cfg := f.shape, f.cfg
 	cells := maxBatch * sh.cells()
-	widest := max(cfg.Filters, sh.planes, cfg.PolicyFilters, cfg.ValueFilters)
-	return &Evaluator{
+	e := &Evaluator{
 		f:        f,
 		maxBatch: maxBatch,
 		input:    make([]float32, maxBatch*sh.planes*sh.cells()),
-		cells:    make([]float32, sh.planes*cells),
-		x:        make([]float32, widest*cells),
-		y:        make([]float32, widest*cells),
-		z:        make([]float32, widest*cells),
-		rows:     make([]float32, widest*9*min(cells, chunkRows)),
 		logits:   make([]float32, maxBatch*sh.actions),
 		hidden:   make([]float32, maxBatch*cfg.ValueHidden),
 		wdl:      make([]float32, maxBatch*valueOutputs),
 		legal:    make([]int, 0, sh.actions),
-	}, nil
+	}
+	if direct {
+		e.d = newDirect(arch, sh, cfg, maxBatch)
+		e.heads = make([]float32, (cfg.PolicyFilters+cfg.ValueFilters)*cells)
+		return e, nil
+	}
+	widest := max(cfg.Filters, sh.planes, cfg.PolicyFilters, cfg.ValueFilters)
+	e.cells = make([]float32, sh.planes*cells)
+	e.x = make([]float32, widest*cells)
+	e.y = make([]float32, widest*cells)
+	e.z = make([]float32, widest*cells)
+	e.rows = make([]float32, widest*9*min(cells, chunkRows))
+	return e, nil
 }
 
 // MaxBatch is the largest batch the evaluator takes.
@@ -232,6 +252,32 @@ func (e *Evaluator) Forward(inputs []float32, count int) (logits, wdl []float32,
 
 // forward runs the network on the first count positions of e.input.
 func (e *Evaluator) forward(count int) (logits, wdl []float32) {
+	var policy, value []float32
+	if e.d != nil {
+		policy, value = e.towerDirect(count)
+	} else {
+		policy, value = e.tower(count)
+	}
+	f := e.f
+	logits = e.logits[:count*f.shape.actions]
+	e.dense(&f.policyIn, policy, logits, count)
+	hidden := e.hidden[:count*f.cfg.ValueHidden]
+	e.dense(&f.valueIn, value, hidden, count)
+	relu(hidden)
+	wdl = e.wdl[:count*valueOutputs]
+	e.dense(&f.valueFC2, hidden, wdl, count)
+	for i := 0; i < count; i++ {
+		softmaxInPlace(wdl[i*valueOutputs : (i+1)*valueOutputs])
+	}
+	return logits, wdl
+}
+
+// tower runs the residual tower and the heads' convolutions on the first
+// count positions of e.input by im2row and matrix multiplies, and returns
+// the heads' outputs, cell-major: (count·cells, policy filters) and
+// (count·cells, value filters). The value head's is valid until the
+// next call, the policy head's until the value head's is read.
+func (e *Evaluator) tower(count int) (policy, value []float32) {
 	f, sh := e.f, e.f.shape
 	cells := sh.cells()
 	// (batch, planes, cells) → (batch·cells, planes)
@@ -251,23 +297,29 @@ func (e *Evaluator) forward(count int) (logits, wdl []float32) {
 		e.conv(&f.blocks[i][1], y, z, x, count, true)
 		x, z = z, x
 	}
-
 	e.conv(&f.policyConv, x, y, nil, count, true)
-	in := y[:count*sh.cells()*f.cfg.PolicyFilters]
-	logits = e.logits[:count*sh.actions]
-	e.dense(&f.policyIn, in, logits, count)
+	e.conv(&f.valueConv, x, z, nil, count, true)
+	return y[:count*cells*f.cfg.PolicyFilters], z[:count*cells*f.cfg.ValueFilters]
+}
 
-	e.conv(&f.valueConv, x, y, nil, count, true)
-	in = y[:count*sh.cells()*f.cfg.ValueFilters]
-	hidden := e.hidden[:count*f.cfg.ValueHidden]
-	e.dense(&f.valueIn, in, hidden, count)
-	relu(hidden)
-	wdl = e.wdl[:count*valueOutputs]
-	e.dense(&f.valueFC2, hidden, wdl, count)
-	for i := 0; i < count; i++ {
-		softmaxInPlace(wdl[i*valueOutputs : (i+1)*valueOutputs])
+// towerDirect is tower on the direct convolution.
+func (e *Evaluator) towerDirect(count int) (policy, value []float32) {
+	f, d := e.f, e.d
+	n := count * f.shape.cells()
+	d.load(e.input, f.shape, count)
+	d.conv(&f.stem, d.in, d.x, nil, n, true, false)
+	x, y, z := d.x, d.y, d.z
+	for i := range f.blocks {
+		d.conv(&f.blocks[i][0], x, y, nil, n, true, false)
+		d.conv(&f.blocks[i][1], y, z, x, n, true, false)
+		x, z = z, x
 	}
-	return logits, wdl
+	// The heads' outputs are compact, in buffers of their own: the
+	// tower's keep their zero borders.
+	policy, value = e.heads[:n*f.cfg.PolicyFilters], e.heads[n*f.cfg.PolicyFilters:][:n*f.cfg.ValueFilters]
+	d.conv(&f.policyConv, x, policy, nil, n, true, true)
+	d.conv(&f.valueConv, x, value, nil, n, true, true)
+	return policy, value
 }
 
 // conv applies a folded convolution to src (batch·cells × in channels)

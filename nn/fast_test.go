@@ -72,8 +72,25 @@ func maxAbsDiff(a, b []float32) float64 {
 	return d
 }
 
-// TestEvaluatorMatchesGorgonia checks the fast forward pass against
-// Gorgonia's on random positions of every game.
+// convPath is one of the evaluator's ways to convolve.
+type convPath struct {
+	name   string
+	arch   directArch
+	direct bool
+}
+
+// convPaths are the ways to convolve that this machine runs: im2row
+// everywhere, each direct kernel set the CPU has.
+func convPaths() []convPath {
+	paths := []convPath{{name: "im2row"}}
+	for _, arch := range directArchs() {
+		paths = append(paths, convPath{"direct " + arch.name, arch, true})
+	}
+	return paths
+}
+
+// TestEvaluatorMatchesGorgonia checks the fast forward pass, both ways
+// of convolving, against Gorgonia's on random positions of every game.
 func TestEvaluatorMatchesGorgonia(t *testing.T) {
 	for _, tg := range testGames(t) {
 		t.Run(tg.game.Name(), func(t *testing.T) {
@@ -93,28 +110,30 @@ func TestEvaluatorMatchesGorgonia(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, err := n.Fold().NewEvaluator(8)
-			if err != nil {
-				t.Fatal(err)
-			}
-			logits, wdl, err := ev.Forward(inputs, count)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := maxAbsDiff(logits, wantLogits); d > 1e-4 || len(logits) != len(wantLogits) {
-				t.Errorf("policy logits differ by %g (len %d vs %d)", d, len(logits), len(wantLogits))
-			}
-			if d := maxAbsDiff(wdl, wantWDL); d > 1e-4 || len(wdl) != len(wantWDL) {
-				t.Errorf("value probabilities differ by %g", d)
-			}
-			// Both against the definition written as plain loops.
-			size := len(inputs) / count
-			naiveLogits, naiveWDL := naiveForward(n, inputs[:size])
-			if d := maxAbsDiff(naiveLogits, logits[:len(naiveLogits)]); d > 1e-4 {
-				t.Errorf("policy logits differ from the plain-loop definition by %g", d)
-			}
-			if d := maxAbsDiff(naiveWDL, wdl[:3]); d > 1e-4 {
-				t.Errorf("value probabilities differ from the plain-loop definition by %g", d)
+			for _, path := range convPaths() {
+				ev, err := n.Fold().newEvaluator(8, path.arch, path.direct)
+				if err != nil {
+					t.Fatal(err)
+				}
+				logits, wdl, err := ev.Forward(inputs, count)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := maxAbsDiff(logits, wantLogits); d > 1e-4 || len(logits) != len(wantLogits) {
+					t.Errorf("%s: policy logits differ by %g (len %d vs %d)", path.name, d, len(logits), len(wantLogits))
+				}
+				if d := maxAbsDiff(wdl, wantWDL); d > 1e-4 || len(wdl) != len(wantWDL) {
+					t.Errorf("%s: value probabilities differ by %g", path.name, d)
+				}
+				// Both against the definition written as plain loops.
+				size := len(inputs) / count
+				naiveLogits, naiveWDL := naiveForward(n, inputs[:size])
+				if d := maxAbsDiff(naiveLogits, logits[:len(naiveLogits)]); d > 1e-4 {
+					t.Errorf("%s: policy logits differ from the plain-loop definition by %g", path.name, d)
+				}
+				if d := maxAbsDiff(naiveWDL, wdl[:3]); d > 1e-4 {
+					t.Errorf("%s: value probabilities differ from the plain-loop definition by %g", path.name, d)
+				}
 			}
 			spread := 0.0
 			for _, v := range wantLogits {

@@ -70,6 +70,10 @@ func loadOpenBLAS(name string) (*openBLAS, error) {
 	want, reason := "", ""
 	if user := os.Getenv("OPENBLAS_CORETYPE"); user != "" {
 		o.choice = "OPENBLAS_CORETYPE set by the user"
+		if ours, why := kernelsFor(); ours != "" && !strings.EqualFold(ours, user) {
+			// Said, since a wrong setting is silent and can halve the speed.
+			o.choice += fmt.Sprintf("; flipzero would choose %s for this CPU (%s)", ours, why)
+		}
 	} else {
 		// OpenBLAS identifies CPUs by model; on virtual machines whose
 		// model name is generic it falls back to SSE3 kernels (a quarter

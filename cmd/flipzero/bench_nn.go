@@ -57,8 +57,8 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(io.out, "%s network: %v, %d parameters, %.1f MFLOP per position; BLAS %s, GOMAXPROCS %d\n",
-		g.Name(), cfg, net.Parameters(), net.FLOPsPerPosition()/1e6, nn.BLASInfo(), *procs)
+	fmt.Fprintf(io.out, "%s network: %v, %d parameters, %.1f MFLOP per position; convolutions %s; BLAS %s, GOMAXPROCS %d\n",
+		g.Name(), cfg, net.Parameters(), net.FLOPsPerPosition()/1e6, nn.ConvInfo(), nn.BLASInfo(), *procs)
 	// Other work on the machine only slows a trial down, so each figure is
 	// the best of several short trials. The peak is the better of a square
 	// product and one shaped like a 64-filter 3×3 convolution (gonum's
@@ -103,7 +103,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		gflops := rate * net.FLOPsPerPosition() / 1e9
 		fmt.Fprintf(io.out, "batch %4d: %8.0f positions/s  %6.1f GFLOP/s  %5.1f%% of peak\n", batch, rate, gflops, 100*gflops/peak)
 	}
-	if note := nn.BLASNote(); note != "" {
+	if note := nn.SpeedNote(); note != "" {
 		fmt.Fprintf(io.out, "note: %s\n", note)
 	}
 
