@@ -57,6 +57,8 @@ func Run(t *testing.T, g env.Game, opts Options) {
 		{"clone", CheckClone},
 		{"encoding", CheckEncoding},
 		{"symmetries", CheckSymmetries},
+		{"ownership", CheckOwnership},
+		{"policy map", CheckPolicyMap},
 	}
 	for _, c := range checks {
 		t.Run(c.name, func(t *testing.T) {
@@ -339,6 +341,99 @@ func CheckSymmetries(g env.Game, opts Options) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// CheckOwnership checks the auxiliary targets of a game that gives them
+// (env.Ownership; others pass), at the end of random games: one value of
+// −1, 0 or 1 per cell, the two players' views opposite, a margin in
+// [−1, 1] that has the winner's sign, and both unchanged by a symmetry but
+// for where the cells go.
+func CheckOwnership(g env.Game, opts Options) error {
+	opts = opts.withDefaults()
+	if _, ok := g.NewState().(env.Ownership); !ok {
+		return nil
+	}
+	_, h, w := g.EncodedShape()
+	mine, theirs, moved := make([]float32, h*w), make([]float32, h*w), make([]float32, h*w)
+	random := env.NewRandom(g, rand.New(rand.NewPCG(opts.Seed, 7)))
+	for game := 0; game < 50; game++ {
+		s := g.NewState()
+		for plies := 0; !s.Terminal(); plies++ {
+			if plies >= opts.MaxPlies {
+				return fmt.Errorf("game %d still running after %d plies", game, plies)
+			}
+			s.Apply(random.Action(s))
+		}
+		o := s.(env.Ownership)
+		o.Ownership(0, mine)
+		o.Ownership(1, theirs)
+		for c := range mine {
+			if v := mine[c]; v != -1 && v != 0 && v != 1 {
+				return fmt.Errorf("ownership %v of cell %d, want -1, 0 or 1, in\n%v", v, c, s)
+			}
+			if theirs[c] != -mine[c] {
+				return fmt.Errorf("cell %d is %v for the first player and %v for the second, in\n%v", c, mine[c], theirs[c], s)
+			}
+		}
+		m0, m1 := o.ScoreMargin(0), o.ScoreMargin(1)
+		switch {
+		case !(m0 >= -1 && m0 <= 1) || m1 != -m0:
+			return fmt.Errorf("score margins %v and %v, want opposite numbers in [-1, 1], in\n%v", m0, m1, s)
+		case s.Winner() == 0 && m0 < 0, s.Winner() == 1 && m0 > 0:
+			return fmt.Errorf("%s won with a score margin of %v for the first player, in\n%v", g.PlayerName(s.Winner()), m0, s)
+		}
+		for i, sym := range g.Symmetries() {
+			t := s.Transformed(i).(env.Ownership)
+			t.Ownership(0, moved)
+			for c, to := range sym.Cell {
+				if moved[to] != mine[c] {
+					return fmt.Errorf("symmetry %s: cell %d's ownership %v went to cell %d as %v, in\n%v", sym.Name, c, mine[c], to, moved[to], s)
+				}
+			}
+			if t.ScoreMargin(0) != m0 {
+				return fmt.Errorf("symmetry %s changes the score margin", sym.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckPolicyMap checks the layout of a game's actions on its board
+// (env.PolicyMap; other games pass): every action at a plane and cell in
+// range or about no cell, and no two at the same place.
+func CheckPolicyMap(g env.Game, opts Options) error {
+	pm, ok := g.(env.PolicyMap)
+	if !ok {
+		return nil
+	}
+	_, h, w := g.EncodedShape()
+	planes := pm.PolicyPlanes()
+	if planes < 1 {
+		return fmt.Errorf("%d policy planes", planes)
+	}
+	at := map[[2]int]int{}
+	spatial := 0
+	for a := 0; a < g.ActionSpace(); a++ {
+		plane, cell, ok := pm.PolicyCell(a)
+		if !ok {
+			continue
+		}
+		spatial++
+		if plane < 0 || plane >= planes || cell < 0 || cell >= h*w {
+			return fmt.Errorf("action %s at plane %d, cell %d: out of %d planes of %d cells", g.FormatAction(a), plane, cell, planes, h*w)
+		}
+		if b, taken := at[[2]int{plane, cell}]; taken {
+			return fmt.Errorf("actions %s and %s both at plane %d, cell %d", g.FormatAction(b), g.FormatAction(a), plane, cell)
+		}
+		at[[2]int{plane, cell}] = a
+	}
+	if spatial == 0 {
+		return errors.New("no action lies on the board")
+	}
+	if _, _, ok := pm.PolicyCell(g.ActionSpace()); ok {
+		return errors.New("an action beyond the action space has a cell")
 	}
 	return nil
 }

@@ -90,3 +90,48 @@ func TestSuiteCatchesBadChance(t *testing.T) {
 		t.Errorf("the real game fails: %v", err)
 	}
 }
+
+// selfishGame is tic-tac-toe whose final ownership gives every mark to
+// whoever asks.
+type selfishGame struct{ tictactoe.Game }
+
+func (selfishGame) NewState() env.State { return &selfishState{&tictactoe.State{}} }
+
+type selfishState struct{ *tictactoe.State }
+
+func (s *selfishState) Ownership(p env.Player, dst []float32) {
+	s.State.Ownership(p, dst)
+	for c := range dst {
+		dst[c] = max(dst[c], -dst[c])
+	}
+}
+
+func (s *selfishState) Clone() env.State { return &selfishState{s.State.Clone().(*tictactoe.State)} }
+func (s *selfishState) Transformed(i int) env.State {
+	return &selfishState{s.State.Transformed(i).(*tictactoe.State)}
+}
+
+// crowdedMap puts two cells' marks at the same place of the policy.
+type crowdedMap struct{ tictactoe.Game }
+
+func (crowdedMap) PolicyCell(a int) (plane, cell int, ok bool) {
+	return 0, min(a, 7), a >= 0 && a < 9
+}
+
+func TestSuiteCatchesBadOwnershipAndPolicyMaps(t *testing.T) {
+	if err := CheckOwnership(selfishGame{}, Options{}); err == nil {
+		t.Error("the ownership check passed a cell held by both players")
+	} else {
+		t.Log(err)
+	}
+	if err := CheckPolicyMap(crowdedMap{}, Options{}); err == nil {
+		t.Error("the policy map check passed two actions in one place")
+	} else {
+		t.Log(err)
+	}
+	for _, check := range []func(env.Game, Options) error{CheckOwnership, CheckPolicyMap} {
+		if err := check(tictactoe.Game{}, Options{}); err != nil {
+			t.Errorf("the real game fails: %v", err)
+		}
+	}
+}

@@ -45,6 +45,30 @@ func (s *State) Tally() (first, second int) {
 	return s.Discs()
 }
 
+// Ownership writes 1 on p's discs, −1 on the other player's, 0 on the
+// empty squares.
+func (s *State) Ownership(p env.Player, dst []float32) {
+	mine, theirs := s.own, s.opp
+	if p != s.toMove {
+		mine, theirs = theirs, mine
+	}
+	dst = dst[:Squares]
+	for c := range dst {
+		dst[c] = float32(mine>>c&1) - float32(theirs>>c&1)
+	}
+}
+
+// ScoreMargin is p's disc difference over 64, as FinalScore counts once
+// the game is over (the empty squares to the winner).
+func (s *State) ScoreMargin(p env.Player) float32 {
+	black, white := s.Tally()
+	margin := float32(black-white) / Squares
+	if p == 1 {
+		margin = -margin
+	}
+	return margin
+}
+
 // Prompt is empty: every decision is a disc to place.
 func (s *State) Prompt() string { return "" }
 
@@ -60,6 +84,7 @@ func (s *State) Targets(action int) (kind string, points []string) {
 }
 
 var (
-	_ env.Display = (*State)(nil)
-	_ env.Tally   = (*State)(nil)
+	_ env.Display   = (*State)(nil)
+	_ env.Ownership = (*State)(nil)
+	_ env.Tally     = (*State)(nil)
 )

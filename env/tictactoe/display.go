@@ -46,7 +46,19 @@ func (s *State) Targets(action int) (kind string, points []string) {
 	return "point", []string{Game{}.FormatAction(action)}
 }
 
+// Ownership writes 1 on p's marks, −1 on the other player's.
+func (s *State) Ownership(p env.Player, dst []float32) {
+	dst = dst[:Cells]
+	for c := range dst {
+		dst[c] = float32(s.marks[p]>>c&1) - float32(s.marks[p.Other()]>>c&1)
+	}
+}
+
+// ScoreMargin is the result for p: 1, 0 or −1.
+func (s *State) ScoreMargin(p env.Player) float32 { return env.Value(s, p) }
+
 var (
-	_ env.Display = (*State)(nil)
-	_ env.Tally   = (*State)(nil)
+	_ env.Display   = (*State)(nil)
+	_ env.Tally     = (*State)(nil)
+	_ env.Ownership = (*State)(nil)
 )

@@ -1,5 +1,7 @@
 package yinsh
 
+import "github.com/flipzero/flipzero/env"
+
 // The encoding: Planes planes of 11×11 cells, cell (row−1)*11 + column
 // with column 0..10 for A..K, seen from the player to decide ("own" is
 // that player):
@@ -75,3 +77,28 @@ func (s *State) Encode(dst []float32) {
 		}
 	}
 }
+
+// Ownership writes, on each point's cell, 1 where player p has a ring or
+// a marker, −1 where the other player has, 0 on an empty point and off
+// the board.
+func (s *State) Ownership(p env.Player, dst []float32) {
+	dst = dst[:planeSize]
+	clear(dst)
+	q := p.Other()
+	for pt := 0; pt < Points; pt++ {
+		switch {
+		case s.rings[p].has(pt) || s.markers[p].has(pt):
+			dst[cellOf[pt]] = 1
+		case s.rings[q].has(pt) || s.markers[q].has(pt):
+			dst[cellOf[pt]] = -1
+		}
+	}
+}
+
+// ScoreMargin is the difference in rings removed, p's less the other
+// player's, over the rings that win.
+func (s *State) ScoreMargin(p env.Player) float32 {
+	return float32(int(s.removed[p])-int(s.removed[p.Other()])) / float32(s.ringsToWin())
+}
+
+var _ env.Ownership = (*State)(nil)
