@@ -22,9 +22,10 @@ import (
 // Format is bumped whenever this layout, the header, the state's meaning
 // or the shard encoding inside changes; trainers and workers of different
 // formats refuse each other with a message that says so. Format 2: shards
-// of the data package's second version, whose outcomes are real numbers.
+// of the data package's second version, whose outcomes are real numbers;
+// format 3: its third, whose samples may carry the auxiliary targets.
 const (
-	Format      = 2
+	Format      = 3
 	wireMagic   = "FZWIRE\x00\x00"
 	MaxHeader   = 4 << 10
 	MaxMessage  = 16 << 20

@@ -58,6 +58,14 @@ func someSamples(t *testing.T, n int) []Sample {
 			out[i].Outcome = float32(i%13)/6.5 - 1 + 1e-3
 		}
 		out[i].Weight = float32(i%4) / 2
+		// Two samples in three carry the auxiliary targets.
+		if i%3 != 0 {
+			out[i].Ownership = make([]int8, 9)
+			for c := range out[i].Ownership {
+				out[i].Ownership[c] = int8((c+i)%3 - 1)
+			}
+			out[i].Margin = float32(i%9-4) / 4
+		}
 	}
 	return out
 }
@@ -79,7 +87,7 @@ func TestShardRoundTrip(t *testing.T) {
 	for i := range got {
 		a, b := got[i], samples[i]
 		if !slices.Equal(a.Planes, b.Planes) || !slices.Equal(a.Legal, b.Legal) || !slices.Equal(a.Policy, b.Policy) ||
-			a.Outcome != b.Outcome || a.Weight != b.Weight {
+			a.Outcome != b.Outcome || a.Weight != b.Weight || !slices.Equal(a.Ownership, b.Ownership) || a.Margin != b.Margin {
 			t.Fatalf("sample %d differs after the round trip", i)
 		}
 	}
@@ -225,8 +233,24 @@ func TestAugmentationMatchesTransformedPositions(t *testing.T) {
 			continue
 		}
 		src := sampleOf(s)
+		// Who holds each cell now stands in for the end of the game.
+		owned := make([]float32, 9)
+		s.(env.Ownership).Ownership(s.ToMove(), owned)
+		for _, o := range owned {
+			src.Ownership = append(src.Ownership, int8(o))
+		}
+		src.Margin = 0.25
 		for k := 0; k < aug.Symmetries(); k++ {
 			aug.Transform(&dst, &src, k)
+			s.Transformed(k).(env.Ownership).Ownership(s.ToMove(), owned)
+			for c, o := range owned {
+				if dst.Ownership[c] != int8(o) {
+					t.Fatalf("symmetry %d: ownership of cell %d is %d, the transformed position's is %v", k, c, dst.Ownership[c], o)
+				}
+			}
+			if dst.Margin != src.Margin {
+				t.Fatalf("symmetry %d: margin %v, want %v", k, dst.Margin, src.Margin)
+			}
 			// The transformed sample must be the sample of the transformed
 			// position, with each action keeping its policy value.
 			ts := s.Transformed(k)
@@ -300,8 +324,64 @@ func TestShardVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := binary.LittleEndian.Uint16(raw[8:]); v != 2 {
-		t.Errorf("a new shard is of format version %d, want 2", v)
+	if v := binary.LittleEndian.Uint16(raw[8:]); v != 3 {
+		t.Errorf("a new shard is of format version %d, want 3", v)
+	}
+}
+
+// TestShardVersion2 reads a shard written by the second format, which had
+// no auxiliary targets: testdata/v2.shard holds v1Samples with real
+// outcomes.
+func TestShardVersion2(t *testing.T) {
+	g := tictactoe.Game{}
+	got, err := ReadShard(filepath.Join("testdata", "v2.shard"), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := v1Samples()
+	if len(got) != len(want) {
+		t.Fatalf("read %d samples, want %d", len(got), len(want))
+	}
+	for i := range got {
+		a, b := got[i], want[i]
+		b.Outcome /= 2
+		if !slices.Equal(a.Planes, b.Planes) || !slices.Equal(a.Legal, b.Legal) || !slices.Equal(a.Policy, b.Policy) ||
+			a.Outcome != b.Outcome || a.Weight != b.Weight || a.HasOwnership() {
+			t.Errorf("sample %d: read %+v, want %+v", i, a, b)
+		}
+	}
+}
+
+// TestShardRefusesBadAuxiliaryTargets: ownership values other than −1, 0,
+// 1, a grid of the wrong size, a margin out of [−1, 1] or one without
+// ownership are refused when written and when read.
+func TestShardRefusesBadAuxiliaryTargets(t *testing.T) {
+	g := tictactoe.Game{}
+	for _, tt := range []struct {
+		name, want string
+		spoil      func(s *Sample)
+	}{
+		{"ownership 2", "ownership of cell 4", func(s *Sample) { s.Ownership[4] = 2 }},
+		{"short grid", "ownership values", func(s *Sample) { s.Ownership = s.Ownership[:8] }},
+		{"margin NaN", "margin", func(s *Sample) { s.Margin = float32(math.NaN()) }},
+		{"margin 1.5", "margin", func(s *Sample) { s.Margin = 1.5 }},
+		{"margin alone", "without ownership", func(s *Sample) { s.Ownership, s.Margin = nil, 0.5 }},
+	} {
+		samples := someSamples(t, 6)
+		tt.spoil(&samples[2])
+		if _, err := EncodeShard(g, samples); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: encoding gave %v, want a refusal naming %q", tt.name, err, tt.want)
+		}
+	}
+	// Read: a flags word other than 0 and 1, forged with a good checksum.
+	samples := someSamples(t, 3)
+	raw, err := EncodeShard(g, samples)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := rewritePayload(t, raw, func(payload []byte) { binary.LittleEndian.PutUint32(payload[12:], 7) })
+	if _, err := DecodeShard(forged, g, 3); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "flags") {
+		t.Errorf("flags 7: %v, want ErrCorrupt naming the flags", err)
 	}
 }
 
@@ -321,8 +401,22 @@ func v1Samples() []Sample {
 
 // withOutcome re-encodes a shard's bytes with sample i's outcome set to
 // v, checksum and all, as a forger would: what EncodeShard refuses to
-// write must still be refused when it arrives.
+// write must still be refused when it arrives. The samples before i carry
+// no auxiliary targets.
 func withOutcome(t *testing.T, raw []byte, i int, v float32, planeValues int, legal []int) []byte {
+	t.Helper()
+	return rewritePayload(t, raw, func(payload []byte) {
+		off := 0
+		for k := 0; k < i; k++ {
+			off += 4 + 4 + 4 + 4 + 4*planeValues + 8*legal[k]
+		}
+		binary.LittleEndian.PutUint32(payload[off+4:], math.Float32bits(v))
+	})
+}
+
+// rewritePayload re-encodes a shard's bytes after edit changes its
+// uncompressed payload, checksum and all.
+func rewritePayload(t *testing.T, raw []byte, edit func(payload []byte)) []byte {
 	t.Helper()
 	nameLen := int(binary.LittleEndian.Uint16(raw[10:]))
 	headerLen := 12 + nameLen + 5*4 + 8
@@ -330,11 +424,7 @@ func withOutcome(t *testing.T, raw []byte, i int, v float32, planeValues int, le
 	if err != nil {
 		t.Fatal(err)
 	}
-	off := 0
-	for k := 0; k < i; k++ {
-		off += 4 + 4 + 4 + 4*planeValues + 8*legal[k]
-	}
-	binary.LittleEndian.PutUint32(payload[off+4:], math.Float32bits(v))
+	edit(payload)
 	var z bytes.Buffer
 	zw, _ := flate.NewWriter(&z, flate.BestSpeed)
 	zw.Write(payload)
@@ -352,6 +442,9 @@ func withOutcome(t *testing.T, raw []byte, i int, v float32, planeValues int, le
 func TestShardRefusesBadOutcomes(t *testing.T) {
 	g := tictactoe.Game{}
 	samples := someSamples(t, 6)
+	for i := range samples {
+		samples[i].Ownership, samples[i].Margin = nil, 0
+	}
 	raw, err := EncodeShard(g, samples)
 	if err != nil {
 		t.Fatal(err)

@@ -27,7 +27,17 @@ type Sample struct {
 	Outcome float32
 	// Weight scales the sample's loss (1 for an ordinary sample).
 	Weight float32
+	// Ownership and Margin are the auxiliary targets from the end of the
+	// game, from the mover's point of view (env.Ownership): one value of
+	// −1, 0 or 1 for each cell of the encoding's grid, and the final
+	// score margin in [−1, 1]. Ownership is empty, and Margin 0, where the
+	// game does not say (a resigned game never reached its end).
+	Ownership []int8
+	Margin    float32
 }
+
+// HasOwnership says whether the sample has the auxiliary targets.
+func (s *Sample) HasOwnership() bool { return len(s.Ownership) > 0 }
 
 // Validate checks a sample against the game's shapes.
 func (s *Sample) Validate(g env.Game) error {
@@ -51,6 +61,23 @@ func (s *Sample) Validate(g env.Game) error {
 	}
 	if !(s.Weight >= 0) {
 		return fmt.Errorf("sample weight %v is not a non-negative number", s.Weight)
+	}
+	if len(s.Ownership) == 0 {
+		if s.Margin != 0 {
+			return fmt.Errorf("sample has a score margin (%v) without ownership", s.Margin)
+		}
+		return nil
+	}
+	if len(s.Ownership) != h*w {
+		return fmt.Errorf("sample has %d ownership values, want %d", len(s.Ownership), h*w)
+	}
+	for c, o := range s.Ownership {
+		if o < -1 || o > 1 {
+			return fmt.Errorf("sample's ownership of cell %d is %d, want -1, 0 or 1", c, o)
+		}
+	}
+	if !(s.Margin >= -1 && s.Margin <= 1) {
+		return fmt.Errorf("sample's score margin %v is not a number in [-1, 1]", s.Margin)
 	}
 	return nil
 }
@@ -97,11 +124,26 @@ func (a *Augmenter) Transform(dst, src *Sample, k int) {
 	}
 	dst.Outcome = src.Outcome
 	dst.Weight = src.Weight
+	dst.Ownership = dst.Ownership[:0]
+	if src.HasOwnership() {
+		dst.Ownership = resizeInt8(dst.Ownership, len(src.Ownership))
+		for c, to := range sym.Cell {
+			dst.Ownership[to] = src.Ownership[c]
+		}
+	}
+	dst.Margin = src.Margin
 }
 
 func resize(s []float32, n int) []float32 {
 	if cap(s) < n {
 		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+func resizeInt8(s []int8, n int) []int8 {
+	if cap(s) < n {
+		return make([]int8, n)
 	}
 	return s[:n]
 }

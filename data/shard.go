@@ -20,7 +20,7 @@ import (
 // of samples:
 //
 //	magic "FZSHARD\x00"  8 bytes
-//	version              uint16 (2)
+//	version              uint16 (3)
 //	game name length     uint16, then the name
 //	planes, height, width, action space, sample count   uint32 each
 //	payload length       uint64 (compressed bytes)
@@ -28,17 +28,24 @@ import (
 //	payload
 //
 // and each sample in the payload is: legal count uint32, outcome float32,
-// weight float32, the planes as float32, the legal actions as uint32, the
-// policy as float32. All little-endian.
+// weight float32, flags uint32 (bit 0: the auxiliary targets follow),
+// then if flagged the score margin float32 and the ownership of each of
+// the height × width cells as int8, then the planes as float32, the legal
+// actions as uint32, the policy as float32. All little-endian.
 //
-// Version 1, still read, stored the outcome as an int8 (-1, 0, 1), which
-// could not hold a one-player game's normalised score; its outcomes
-// convert to float32 exactly.
+// Version 2, still read, had no flags and no auxiliary targets. Version
+// 1 stored the outcome as an int8 (-1, 0, 1), which could not hold a
+// one-player game's normalised score; its outcomes convert to float32
+// exactly.
 const (
 	shardMagic   = "FZSHARD\x00"
-	shardVersion = 2
-	// shardVersionInt8 is the first format, whose outcomes are int8.
-	shardVersionInt8 = 1
+	shardVersion = 3
+	// shardVersionInt8 is the first format, whose outcomes are int8;
+	// shardVersionNoAux the second, without auxiliary targets.
+	shardVersionInt8  = 1
+	shardVersionNoAux = 2
+	// flagOwnership marks a sample with its auxiliary targets.
+	flagOwnership = 1
 	// Limits on what a header may claim, so that a corrupt or foreign file
 	// can never make the reader allocate without bound.
 	maxNameLen      = 64
@@ -85,6 +92,15 @@ func EncodeShard(g env.Game, samples []Sample) ([]byte, error) {
 		put32(uint32(len(s.Legal)))
 		put32(math.Float32bits(s.Outcome))
 		put32(math.Float32bits(s.Weight))
+		if s.HasOwnership() {
+			put32(flagOwnership)
+			put32(math.Float32bits(s.Margin))
+			for _, o := range s.Ownership {
+				bw.WriteByte(byte(o))
+			}
+		} else {
+			put32(0)
+		}
 		for _, v := range s.Planes {
 			put32(math.Float32bits(v))
 		}
@@ -180,8 +196,8 @@ func readHeader(r io.Reader, fileSize int64, g env.Game) (shardHead, error) {
 		return shardHead{}, corrupt("not a shard file (bad magic)")
 	}
 	version := int(binary.LittleEndian.Uint16(fixed[8:]))
-	if version != shardVersion && version != shardVersionInt8 {
-		return shardHead{}, corrupt("format version %d, this program reads %d and %d", version, shardVersionInt8, shardVersion)
+	if version < shardVersionInt8 || version > shardVersion {
+		return shardHead{}, corrupt("format version %d, this program reads %d to %d", version, shardVersionInt8, shardVersion)
 	}
 	nameLen := int(binary.LittleEndian.Uint16(fixed[10:]))
 	if nameLen > maxNameLen {
@@ -221,6 +237,35 @@ func readHeader(r io.Reader, fileSize int64, g env.Game) (shardHead, error) {
 		crc:        binary.LittleEndian.Uint32(rest[nameLen+28:]),
 		partialCRC: crc,
 	}, nil
+}
+
+// readAux reads a sample's flags and, if flagged, its auxiliary targets
+// for a grid of cells.
+func readAux(r *bufio.Reader, s *Sample, cells int) error {
+	var word [4]byte
+	if _, err := io.ReadFull(r, word[:]); err != nil {
+		return errors.New("cut short")
+	}
+	switch flags := binary.LittleEndian.Uint32(word[:]); flags {
+	case 0:
+		return nil
+	case flagOwnership:
+	default:
+		return fmt.Errorf("flags %#x, want 0 or %#x", flags, flagOwnership)
+	}
+	if _, err := io.ReadFull(r, word[:]); err != nil {
+		return errors.New("cut short")
+	}
+	s.Margin = math.Float32frombits(binary.LittleEndian.Uint32(word[:]))
+	s.Ownership = make([]int8, cells)
+	for c := range s.Ownership {
+		b, err := r.ReadByte()
+		if err != nil {
+			return errors.New("cut short")
+		}
+		s.Ownership[c] = int8(b)
+	}
+	return nil
 }
 
 // ShardSamples reads only a shard's header and returns its sample count.
@@ -292,6 +337,11 @@ func readShard(r io.Reader, fileSize int64, g env.Game) ([]Sample, error) {
 			Planes:  make([]float32, planeValues),
 			Legal:   make([]int32, nLegal),
 			Policy:  make([]float32, nLegal),
+		}
+		if head.version > shardVersionNoAux {
+			if err := readAux(zr, &s, h*w); err != nil {
+				return nil, corrupt("sample %d: %v", i, err)
+			}
 		}
 		for k := range s.Planes {
 			v, err := read32()

@@ -7,6 +7,7 @@ package selfplay
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -463,6 +464,13 @@ func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 			r.Score = sc.Score()
 		}
 	}
+	// The auxiliary targets come from the final position, which a
+	// resigned game never reached.
+	var owned [2][]int8
+	var margin [2]float32
+	if o, ok := final.(env.Ownership); ok && !resigned {
+		owned, margin = ownership(o, w.game)
+	}
 	r.Samples = make([]data.Sample, len(s.pending))
 	for i, p := range s.pending {
 		smp := p.sample
@@ -474,6 +482,9 @@ func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 		default:
 			smp.Outcome = -1
 		}
+		if owned[0] != nil && p.mover >= 0 && p.mover <= 1 {
+			smp.Ownership, smp.Margin = owned[p.mover], margin[p.mover]
+		}
 		r.Samples[i] = smp
 	}
 	if s.wouldResign != env.NoPlayer {
@@ -481,4 +492,20 @@ func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 		r.FalseResign = winner != s.wouldResign.Other()
 	}
 	w.report(r)
+}
+
+// ownership is a final position's auxiliary targets from each player's
+// point of view; the game's samples share them.
+func ownership(o env.Ownership, g env.Game) (owned [2][]int8, margin [2]float32) {
+	_, h, w := g.EncodedShape()
+	cells := make([]float32, h*w)
+	for p := range owned {
+		o.Ownership(env.Player(p), cells)
+		owned[p] = make([]int8, len(cells))
+		for c, v := range cells {
+			owned[p][c] = int8(max(-1, min(1, math.Round(float64(v)))))
+		}
+		margin[p] = max(-1, min(1, o.ScoreMargin(env.Player(p))))
+	}
+	return owned, margin
 }
