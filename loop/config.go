@@ -175,6 +175,9 @@ func ParseConfig(raw []byte, games Games) (Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return Config{}, ConfigError{err}
 	}
+	if _, ok := g.(env.PolicyMap); cfg.Network.ConvPolicy() && !ok {
+		return Config{}, ConfigError{fmt.Errorf("network.policy_head: conv: %s does not lay its actions out on its board (dense works for every game)", g.Name())}
+	}
 	return cfg, nil
 }
 

@@ -161,8 +161,12 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		if err := AppendMetrics(run.Metrics(), m); err != nil {
 			return err
 		}
-		logf("gen %d: %d games, %d positions (%.0f/s), %.0f evals/s, %d steps (step %d) policy %.3f value %.3f, %.0f s",
-			m.Generation, m.Games, m.Positions, m.PositionsS, m.EvalsS, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, m.Seconds)
+		aux := ""
+		if m.OwnershipLoss > 0 || m.ScoreLoss > 0 {
+			aux = fmt.Sprintf(" ownership %.3f score %.3f", m.OwnershipLoss, m.ScoreLoss)
+		}
+		logf("gen %d: %d games, %d positions (%.0f/s), %.0f evals/s, %d steps (step %d) policy %.3f value %.3f%s, %.0f s",
+			m.Generation, m.Games, m.Positions, m.PositionsS, m.EvalsS, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, aux, m.Seconds)
 	}
 	return nil
 }
@@ -404,7 +408,7 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 	gen.status.phase(gen.number, PhaseTraining, steps)
 	defer bar.Close()
 	start := time.Now()
-	var policySum, valueSum float64
+	var policySum, valueSum, ownershipSum, scoreSum float64
 	for i := 0; i < steps; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -420,6 +424,8 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 		}
 		policySum += losses.Policy
 		valueSum += losses.Value
+		ownershipSum += losses.Ownership
+		scoreSum += losses.Score
 		m.LR = lr
 		bar.Add(1)
 		gen.status.progress(i + 1)
@@ -428,6 +434,8 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 	m.Step = int(gen.trainer.Steps())
 	m.PolicyLoss = policySum / float64(steps)
 	m.ValueLoss = valueSum / float64(steps)
+	m.OwnershipLoss = ownershipSum / float64(steps)
+	m.ScoreLoss = scoreSum / float64(steps)
 	if s := time.Since(start).Seconds(); s > 0 {
 		m.TrainS = float64(steps*tc.BatchSize) / s
 	}
@@ -441,6 +449,7 @@ type batchBuilder struct {
 	size    int
 	actions int
 	planes  int
+	cells   int
 	scratch data.Sample
 	batch   nn.Batch
 }
@@ -449,13 +458,16 @@ func newBatchBuilder(g env.Game, size int) *batchBuilder {
 	p, h, w := g.EncodedShape()
 	a := g.ActionSpace()
 	return &batchBuilder{
-		aug: data.NewAugmenter(g), size: size, actions: a, planes: p * h * w,
+		aug: data.NewAugmenter(g), size: size, actions: a, planes: p * h * w, cells: h * w,
 		batch: nn.Batch{
-			Inputs:  make([]float32, size*p*h*w),
-			Policy:  make([]float32, size*a),
-			Legal:   make([]float32, size*a),
-			Value:   make([]float32, size*3),
-			Weights: make([]float32, size),
+			Inputs:    make([]float32, size*p*h*w),
+			Policy:    make([]float32, size*a),
+			Legal:     make([]float32, size*a),
+			Value:     make([]float32, size*3),
+			Weights:   make([]float32, size),
+			Ownership: make([]float32, size*h*w),
+			Margin:    make([]float32, size),
+			Aux:       make([]float32, size),
 		},
 	}
 }
@@ -475,6 +487,15 @@ func (bb *batchBuilder) fill(replay *data.Replay, rng *rand.Rand) nn.Batch {
 		}
 		b.Value[i*3], b.Value[i*3+1], b.Value[i*3+2] = nn.WDLTarget(s.Outcome)
 		b.Weights[i] = s.Weight
+		owned := b.Ownership[i*bb.cells : (i+1)*bb.cells]
+		b.Aux[i], b.Margin[i] = 0, 0
+		clear(owned)
+		if s.HasOwnership() {
+			b.Aux[i], b.Margin[i] = 1, s.Margin
+			for c, o := range s.Ownership {
+				owned[c] = float32(o)
+			}
+		}
 	}
 	return b
 }

@@ -21,29 +21,33 @@ import (
 // GenerationMetrics is one line of a run's metrics.jsonl: what one
 // generation of the loop did.
 type GenerationMetrics struct {
-	Generation  int      `json:"generation"`
-	Time        string   `json:"time"`
-	Seconds     float64  `json:"seconds"`     // wall time of the generation
-	RunSeconds  float64  `json:"run_seconds"` // wall time of the run so far
-	Games       int      `json:"games"`
-	Positions   int      `json:"positions"` // recorded as training samples
-	Moves       int      `json:"moves"`     // searched, recorded or not
-	PositionsS  float64  `json:"positions_per_s"`
-	EvalsS      float64  `json:"evals_per_s"` // network evaluations per second in self-play
-	Resigned    int      `json:"resigned"`
-	FalseResign int      `json:"false_resignations"` // no-resign games the resigning side would have drawn or won
-	NoResign    int      `json:"no_resign_games"`    // games played out where resignation would have happened
-	Results     [3]int   `json:"results"`            // first player wins, second player wins, draws
-	Steps       int      `json:"steps"`              // training steps this generation
-	Step        int      `json:"step"`               // training steps over the run
-	Samples     int      `json:"samples_total"`      // samples produced over the run
-	Window      int      `json:"window"`
-	LR          float64  `json:"learning_rate"`
-	PolicyLoss  float64  `json:"policy_loss"`
-	ValueLoss   float64  `json:"value_loss"`
-	TrainS      float64  `json:"train_samples_per_s"`
-	Rating      *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
-	Best        int      `json:"best"`             // the generation whose network plays the next games
+	Generation  int     `json:"generation"`
+	Time        string  `json:"time"`
+	Seconds     float64 `json:"seconds"`     // wall time of the generation
+	RunSeconds  float64 `json:"run_seconds"` // wall time of the run so far
+	Games       int     `json:"games"`
+	Positions   int     `json:"positions"` // recorded as training samples
+	Moves       int     `json:"moves"`     // searched, recorded or not
+	PositionsS  float64 `json:"positions_per_s"`
+	EvalsS      float64 `json:"evals_per_s"` // network evaluations per second in self-play
+	Resigned    int     `json:"resigned"`
+	FalseResign int     `json:"false_resignations"` // no-resign games the resigning side would have drawn or won
+	NoResign    int     `json:"no_resign_games"`    // games played out where resignation would have happened
+	Results     [3]int  `json:"results"`            // first player wins, second player wins, draws
+	Steps       int     `json:"steps"`              // training steps this generation
+	Step        int     `json:"step"`               // training steps over the run
+	Samples     int     `json:"samples_total"`      // samples produced over the run
+	Window      int     `json:"window"`
+	LR          float64 `json:"learning_rate"`
+	PolicyLoss  float64 `json:"policy_loss"`
+	ValueLoss   float64 `json:"value_loss"`
+	// The auxiliary heads' mean squared errors, where the network has
+	// them (nn.Losses).
+	OwnershipLoss float64  `json:"ownership_loss,omitempty"`
+	ScoreLoss     float64  `json:"score_loss,omitempty"`
+	TrainS        float64  `json:"train_samples_per_s"`
+	Rating        *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
+	Best          int      `json:"best"`             // the generation whose network plays the next games
 	// The generation's time by phase: self-play (with writing its
 	// shard), training (with the checkpoint), and the arena, which
 	// Seconds leaves out.

@@ -175,7 +175,7 @@ func LoadCheckpointAs(path string, game env.Game, cfg Config) (*Checkpoint, erro
 	if err != nil {
 		return nil, err
 	}
-	if c.Network.cfg != cfg {
+	if c.Network.cfg != cfg.normal() {
 		return nil, fmt.Errorf("load %s: %w: %v, want %v", path, ErrWrongArch, c.Network.cfg, cfg)
 	}
 	return c, nil
@@ -316,35 +316,23 @@ func (h fileHeader) newNetwork(game env.Game) (*Network, *Trainer, error) {
 	return n, tr, nil
 }
 
-// fileSize is the size of a file with this header, computed without
-// allocating the arrays.
+// fileSize is the size of a file with this header, computed from the
+// network's layout without allocating its arrays.
 func (h fileHeader) fileSize(game env.Game, headerLen int64) (int64, error) {
-	if err := h.Arch.Validate(); err != nil {
-		return 0, err
+	if h.Folded && h.Arch != h.Arch.Inference() {
+		return 0, errors.New("an exported model with auxiliary heads, which exports leave out")
 	}
-	sh, err := gameShape(game)
+	n, err := layout(game, h.Arch, true)
 	if err != nil {
 		return 0, err
 	}
-	c := h.Arch
-	f, cells := int64(c.Filters), int64(sh.cells())
-	conv := func(in, out, k int64) int64 { return out*in*k*k + 4*out } // weights, γ, β, mean, var
-	learn := int64(0)
-	values := conv(int64(sh.planes), f, 3) + int64(c.Blocks)*2*conv(f, f, 3) +
-		conv(f, int64(c.PolicyFilters), 1) + conv(f, int64(c.ValueFilters), 1)
-	learn = values - 2*(f+int64(c.Blocks)*2*f+int64(c.PolicyFilters)+int64(c.ValueFilters))
-	dense := int64(c.PolicyFilters)*cells*int64(sh.actions) + int64(sh.actions) +
-		int64(c.ValueFilters)*cells*int64(c.ValueHidden) + int64(c.ValueHidden) +
-		int64(c.ValueHidden)*valueOutputs + valueOutputs
-	values += dense
-	learn += dense
+	learn, stats, folded := n.sizes()
+	values := learn + stats
 	if h.Optimizer {
 		values += learn
 	}
 	if h.Folded {
-		// Each convolution keeps its weights and one bias per output
-		// channel instead of four batch-norm arrays.
-		values -= 3 * (f + int64(c.Blocks)*2*f + int64(c.PolicyFilters) + int64(c.ValueFilters))
+		values = folded
 	}
 	return 16 + headerLen + 4*values + checksumLen, nil
 }

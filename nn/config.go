@@ -24,6 +24,49 @@ type Config struct {
 	// ValueHidden is the width of the value head's hidden layer (default 64;
 	// 32 for tic-tac-toe).
 	ValueHidden int `json:"value_hidden" yaml:"value_hidden"`
+	// Ownership adds KataGo's ownership head: a 1×1 convolution of the
+	// tower to one plane, tanh, trained to say who holds each cell at the
+	// end of the game, where the game tells (env.Ownership). Score adds a
+	// score head: one output of the value head's hidden layer, tanh,
+	// trained on the final score margin. Both only teach the tower during
+	// training (default off): searches, exported models and ONNX files
+	// never compute them.
+	Ownership bool `json:"ownership,omitempty" yaml:"ownership"`
+	Score     bool `json:"score,omitempty" yaml:"score"`
+	// GlobalPooling gives every other residual block, from the first,
+	// KataGo's global pooling bias: the mean and maximum of each channel
+	// over the board, through a fully connected layer, added to every
+	// cell before the block's second convolution (default off).
+	GlobalPooling bool `json:"global_pooling,omitempty" yaml:"global_pooling"`
+	// PolicyHead is "dense" (default: AlphaZero's, a fully connected
+	// layer from the policy convolution's planes to every action) or
+	// "conv", for games that lay their actions out on the board
+	// (env.PolicyMap): a 1×1 convolution scores each action at its cell,
+	// one plane per kind of action, with the same weights everywhere on
+	// the board, and the actions without a cell (a pass) come from the
+	// policy convolution's mean and maximum over the board. YINSH's dense
+	// head maps 2·121 values to 2,142 actions, half the network's
+	// weights; the convolution needs a few thousand.
+	PolicyHead string `json:"policy_head,omitempty" yaml:"policy_head"`
+}
+
+// ConvPolicy says whether the policy head is the convolutional one.
+func (c Config) ConvPolicy() bool { return c.PolicyHead == "conv" }
+
+// normal is the config with its defaults spelled one way ("dense" as
+// the empty head), so that equal architectures compare equal.
+func (c Config) normal() Config {
+	if c.PolicyHead == "dense" {
+		c.PolicyHead = ""
+	}
+	return c
+}
+
+// Inference is the architecture without what only training uses: that
+// of the network's folded snapshots and exported models.
+func (c Config) Inference() Config {
+	c.Ownership, c.Score = false, false
+	return c
 }
 
 // Bounds that keep a network (and a size read from an untrusted file)
@@ -66,12 +109,28 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%s: %d, want 1..%d", s.name, s.value, s.max)
 		}
 	}
+	if c.PolicyHead != "" && c.PolicyHead != "dense" && c.PolicyHead != "conv" {
+		return fmt.Errorf("policy_head: %q, want dense or conv", c.PolicyHead)
+	}
 	return nil
 }
 
 func (c Config) String() string {
-	return fmt.Sprintf("%d blocks × %d filters, policy %d filters, value %d filters + %d hidden",
+	s := fmt.Sprintf("%d blocks × %d filters, policy %d filters, value %d filters + %d hidden",
 		c.Blocks, c.Filters, c.PolicyFilters, c.ValueFilters, c.ValueHidden)
+	if c.Ownership {
+		s += ", ownership head"
+	}
+	if c.Score {
+		s += ", score head"
+	}
+	if c.GlobalPooling {
+		s += ", global pooling"
+	}
+	if c.ConvPolicy() {
+		s += ", convolutional policy head"
+	}
+	return s
 }
 
 // shape is the geometry a network gets from its game.

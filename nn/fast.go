@@ -11,14 +11,23 @@ import (
 // norm folded into the convolutions' weights and biases. Any number of
 // Evaluators, one per goroutine, may share it.
 type Folded struct {
-	game                  env.Game
-	cfg                   Config
-	shape                 shape
-	stem                  foldedConv
-	blocks                [][2]foldedConv
+	game   env.Game
+	cfg    Config
+	shape  shape
+	stem   foldedConv
+	blocks [][2]foldedConv
+	// gpool is each block's global pooling layer, nil in blocks without.
+	gpool                 []*foldedDense
 	policyConv, valueConv foldedConv
 	policyFC              foldedDense
 	valueFC1, valueFC2    foldedDense
+	// The convolutional policy head, where the network has it (then
+	// policyFC and policyIn are empty): policyGather is each action's
+	// logit as an index into a position's planes, cell-major (cell·planes
+	// + plane), followed by the global logits.
+	policyOut    *foldedConv
+	policyGlobal *foldedDense
+	policyGather []int32
 	// policyIn and valueIn are policyFC and valueFC1 with their input
 	// rows in (cell, channel) order, the order in which the Evaluator's
 	// heads leave their 1×1 convolutions' output: no regrouping.
@@ -43,16 +52,26 @@ type foldedDense struct {
 // Fold takes an inference snapshot of the network's current weights and
 // running statistics.
 func (n *Network) Fold() *Folded {
-	f := &Folded{game: n.game, cfg: n.cfg, shape: n.shape}
+	f := &Folded{game: n.game, cfg: n.cfg.Inference(), shape: n.shape}
 	f.stem = foldConv(&n.stem)
 	for i := range n.blocks {
 		f.blocks = append(f.blocks, [2]foldedConv{foldConv(&n.blocks[i][0]), foldConv(&n.blocks[i][1])})
+		var pool *foldedDense
+		if d := n.gpool[i]; d != nil {
+			c := copyDense(*d)
+			pool = &c
+		}
+		f.gpool = append(f.gpool, pool)
 	}
 	f.policyConv = foldConv(&n.policyConv)
 	f.valueConv = foldConv(&n.valueConv)
-	f.policyFC = copyDense(n.policyFC)
+	if n.policyOut != nil {
+		f.foldConvPolicy(n)
+	} else {
+		f.policyFC = copyDense(n.policyFC)
+		f.policyIn = cellMajor(f.policyFC, n.cfg.PolicyFilters, n.shape.cells())
+	}
 	f.valueFC1 = copyDense(n.valueFC1)
-	f.policyIn = cellMajor(f.policyFC, n.cfg.PolicyFilters, n.shape.cells())
 	f.valueIn = cellMajor(f.valueFC1, n.cfg.ValueFilters, n.shape.cells())
 	f.valueFC2 = copyDense(n.valueFC2)
 	return f
@@ -77,6 +96,27 @@ func foldConv(c *conv) foldedConv {
 		fc.b[o] = float32(float64(c.beta.data[o]) - float64(c.mean.data[o])*scale)
 	}
 	return fc
+}
+
+// foldConvPolicy folds the convolutional policy head and turns its
+// gather indices from the graph's layout (plane·cells + cell) to the
+// evaluator's (cell·planes + plane).
+func (f *Folded) foldConvPolicy(n *Network) {
+	out := foldConv(n.policyOut)
+	f.policyOut = &out
+	if n.policyGlobal != nil {
+		g := copyDense(*n.policyGlobal)
+		f.policyGlobal = &g
+	}
+	cells, planes := n.shape.cells(), n.policyOut.out
+	f.policyGather = make([]int32, len(n.policyIndex))
+	for a, i := range n.policyIndex {
+		if int(i) < planes*cells {
+			f.policyGather[a] = int32(int(i)%cells*planes + int(i)/cells)
+		} else {
+			f.policyGather[a] = i
+		}
+	}
 }
 
 func copyDense(d dense) foldedDense {
@@ -116,6 +156,16 @@ type Evaluator struct {
 	hidden  []float32 // (batch, value hidden)
 	wdl     []float32 // (batch, 3)
 	legal   []int
+	// pix lists the rows of the im2row path's activations, position by
+	// position (0, 1, 2, …), and pooled and poolBias are the global
+	// pooling's scratch: for the pooling bias, which finds a position's
+	// cells through it or through the direct path's pixels.
+	pix              []int32
+	pooled, poolBias []float32
+	// The convolutional policy head's scratch: its planes (batch·cells ×
+	// policy planes), the policy convolution's pooled values, the
+	// global logits (batch × globals).
+	policyPlanes, policyPooled, policyGlobals []float32
 	// d is the direct convolution's state, where it runs; then the
 	// tower works in d's padded buffers, and heads holds the heads' 1×1
 	// convolutions, compact.
@@ -153,6 +203,15 @@ func (f *Folded) newEvaluator(maxBatch int, arch directArch, direct bool) (*Eval
 		hidden:   make([]float32, maxBatch*cfg.ValueHidden),
 		wdl:      make([]float32, maxBatch*valueOutputs),
 		legal:    make([]int, 0, sh.actions),
+		pooled:   make([]float32, 2*cfg.Filters),
+		poolBias: make([]float32, cfg.Filters),
+	}
+	if f.policyOut != nil {
+		e.policyPlanes = make([]float32, cells*f.policyOut.out)
+		e.policyPooled = make([]float32, 2*cfg.PolicyFilters)
+		if f.policyGlobal != nil {
+			e.policyGlobals = make([]float32, maxBatch*f.policyGlobal.out)
+		}
 	}
 	if direct {
 		e.d = newDirect(arch, sh, cfg, maxBatch)
@@ -165,6 +224,10 @@ func (f *Folded) newEvaluator(maxBatch int, arch directArch, direct bool) (*Eval
 	e.y = make([]float32, widest*cells)
 	e.z = make([]float32, widest*cells)
 	e.rows = make([]float32, widest*9*min(cells, chunkRows))
+	e.pix = make([]int32, cells)
+	for i := range e.pix {
+		e.pix[i] = int32(i)
+	}
 	return e, nil
 }
 
@@ -260,7 +323,11 @@ func (e *Evaluator) forward(count int) (logits, wdl []float32) {
 	}
 	f := e.f
 	logits = e.logits[:count*f.shape.actions]
-	e.dense(&f.policyIn, policy, logits, count)
+	if f.policyOut != nil {
+		e.convPolicy(policy, logits, count)
+	} else {
+		e.dense(&f.policyIn, policy, logits, count)
+	}
 	hidden := e.hidden[:count*f.cfg.ValueHidden]
 	e.dense(&f.valueIn, value, hidden, count)
 	relu(hidden)
@@ -294,6 +361,9 @@ func (e *Evaluator) tower(count int) (policy, value []float32) {
 	x, y, z := e.x, e.y, e.z
 	for i := range f.blocks {
 		e.conv(&f.blocks[i][0], x, y, nil, count, true)
+		if d := f.gpool[i]; d != nil {
+			gpoolBias(d, y, e.pix, count, cells, f.cfg.Filters, e.pooled, e.poolBias)
+		}
 		e.conv(&f.blocks[i][1], y, z, x, count, true)
 		x, z = z, x
 	}
@@ -311,6 +381,9 @@ func (e *Evaluator) towerDirect(count int) (policy, value []float32) {
 	x, y, z := d.x, d.y, d.z
 	for i := range f.blocks {
 		d.conv(&f.blocks[i][0], x, y, nil, n, true, false)
+		if g := f.gpool[i]; g != nil {
+			gpoolBias(g, y, d.pix, count, f.shape.cells(), f.cfg.Filters, e.pooled, e.poolBias)
+		}
 		d.conv(&f.blocks[i][1], y, z, x, n, true, false)
 		x, z = z, x
 	}

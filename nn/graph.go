@@ -20,11 +20,14 @@ type graph struct {
 	input  *G.Node // (batch, planes, height, width)
 	policy *G.Node // logits (batch, actions)
 	value  *G.Node // win/draw/loss logits (batch, 3)
+	// ownership (batch, cells) and score (batch, 1) are the auxiliary
+	// heads' tanh outputs, in training graphs of networks that have them.
+	ownership, score *G.Node
 	// inputData backs the input node.
 	inputData []float32
 	// weights is parallel to Network.learnables.
 	weights []*G.Node
-	// bn is parallel to Network.convs().
+	// bn is parallel to Network.allConvs() (with Gorgonia's batch norm).
 	bn []*G.BatchNormOp
 }
 
@@ -60,6 +63,9 @@ func (n *Network) buildGraph(batch int, training, ownOps bool, bnMomentum float6
 	x := b.convBN(gr.input, &n.stem, true)
 	for i := range n.blocks {
 		y := b.convBN(x, &n.blocks[i][0], true)
+		if d := n.gpool[i]; d != nil {
+			y = b.gpoolBias(y, *d, fmt.Sprintf("block%d.gpool", i))
+		}
 		if b.ownOps {
 			x = b.ownConvBN(y, &n.blocks[i][1], true, x)
 			continue
@@ -67,11 +73,24 @@ func (n *Network) buildGraph(batch int, training, ownOps bool, bnMomentum float6
 		y = b.convBN(y, &n.blocks[i][1], false)
 		x = b.relu(b.add(x, y))
 	}
+	// The convolutions in Network.allConvs's order, which Gorgonia's
+	// batch norms are matched to.
 	p := b.convBN(x, &n.policyConv, true)
-	gr.policy = b.dense(b.flatten(p), n.policyFC)
+	if n.policyOut == nil {
+		gr.policy = b.dense(b.flatten(p), n.policyFC)
+	}
 	v := b.convBN(x, &n.valueConv, true)
 	v = b.relu(b.dense(b.flatten(v), n.valueFC1))
 	gr.value = b.dense(v, n.valueFC2)
+	if n.policyOut != nil {
+		gr.policy = b.convPolicy(p, n)
+	}
+	if training && n.ownershipConv != nil {
+		gr.ownership = b.tanh(b.flatten(b.convBN(x, n.ownershipConv, false)))
+	}
+	if training && n.scoreFC != nil {
+		gr.score = b.tanh(b.dense(v, *n.scoreFC))
+	}
 	if b.err != nil {
 		return nil, fmt.Errorf("build network graph: %w", b.err)
 	}
@@ -153,6 +172,15 @@ func (b *builder) relu(x *G.Node) *G.Node {
 	return y
 }
 
+func (b *builder) tanh(x *G.Node) *G.Node {
+	if b.err != nil {
+		return nil
+	}
+	y, err := G.Tanh(x)
+	b.err = err
+	return y
+}
+
 func (b *builder) add(x, y *G.Node) *G.Node {
 	if b.err != nil {
 		return nil
@@ -195,7 +223,7 @@ func (gr *graph) loadStats(n *Network) error {
 	if len(gr.bn) == 0 {
 		return nil
 	}
-	for i, c := range n.convs() {
+	for i, c := range n.allConvs()[:len(gr.bn)] {
 		mean := tensor.New(tensor.WithShape(c.out), tensor.WithBacking(c.mean.data))
 		variance := tensor.New(tensor.WithShape(c.out), tensor.WithBacking(c.variance.data))
 		if err := gr.bn[i].SetStats(mean, variance); err != nil {
@@ -211,7 +239,7 @@ func (gr *graph) storeStats(n *Network) {
 	if len(gr.bn) == 0 {
 		return
 	}
-	for i, c := range n.convs() {
+	for i, c := range n.allConvs()[:len(gr.bn)] {
 		mean, variance := gr.bn[i].Stats()
 		copy(c.mean.data, mean.Data().([]float32))
 		copy(c.variance.data, variance.Data().([]float32))

@@ -79,6 +79,32 @@ type Layers struct {
 	ValueFC1, ValueFC2     DenseLayer
 	ValueOutputs           int // 3: win, draw, loss
 	PolicyFilters, Filters int
+	// GlobalPool is each block's global pooling layer (2·filters →
+	// filters), nil in the blocks without: after the block's first
+	// convolution and its ReLU, x_a += pool(x_a) · w + b at every cell,
+	// pool being each channel's mean over the cells, then each channel's
+	// maximum.
+	GlobalPool []*DenseLayer
+	// PolicyOut, for a convolutional policy head, replaces PolicyFC: a
+	// 1×1 convolution from relu(policy conv) to the game's policy planes
+	// (no ReLU). PolicyGlobal, where some actions have no cell, takes
+	// the mean, then the maximum, of each of relu(policy conv)'s channels
+	// over the board to their logits. Logit a is then
+	// concat(flatten(PolicyOut's planes), PolicyGlobal's logits)[PolicyIndex[a]].
+	PolicyOut    *ConvLayer
+	PolicyGlobal *DenseLayer
+	PolicyIndex  []int32
+}
+
+// Plain says whether the network is the computation at the top of this
+// file with nothing added: no global pooling, the dense policy head.
+func (l Layers) Plain() bool {
+	for _, d := range l.GlobalPool {
+		if d != nil {
+			return false
+		}
+	}
+	return l.PolicyOut == nil
 }
 
 // Layers returns a copy of the snapshot's weights as plain arrays.
@@ -97,8 +123,31 @@ func (f *Folded) Layers() Layers {
 		PolicyFilters: f.cfg.PolicyFilters,
 		Filters:       f.cfg.Filters,
 	}
-	for _, b := range f.blocks {
+	for i, b := range f.blocks {
 		l.Blocks = append(l.Blocks, [2]ConvLayer{b[0].layer(), b[1].layer()})
+		var pool *DenseLayer
+		if d := f.gpool[i]; d != nil {
+			layer := d.layer()
+			pool = &layer
+		}
+		l.GlobalPool = append(l.GlobalPool, pool)
+	}
+	if f.policyOut != nil {
+		out := f.policyOut.layer()
+		l.PolicyOut = &out
+		if f.policyGlobal != nil {
+			g := f.policyGlobal.layer()
+			l.PolicyGlobal = &g
+		}
+		cells, planes := f.shape.cells(), f.policyOut.out
+		l.PolicyIndex = make([]int32, len(f.policyGather))
+		for a, i := range f.policyGather {
+			if int(i) < cells*planes {
+				l.PolicyIndex[a] = int32(int(i)%planes*cells + int(i)/planes)
+			} else {
+				l.PolicyIndex[a] = i
+			}
+		}
 	}
 	return l
 }

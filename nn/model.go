@@ -16,9 +16,12 @@ import (
 // optimizer state. LoadCheckpoint reads it back.
 //
 // The arrays are, for each convolution in the order stem, blocks (a then
-// b), policy, value: its weights laid out (kernel·kernel·in, out) and its
-// out biases; then the policy, first value and second value fully
-// connected layers, each weights (in, out) and out biases.
+// b), policy, value, and the convolutional policy head's output if the
+// network has one: its weights laid out (kernel·kernel·in, out) and its
+// out biases; then the policy (unless convolutional), first value and
+// second value fully connected layers, each global pooling layer's block
+// by block, and the convolutional policy head's global layer, each
+// weights (in, out) and out biases.
 func SaveFolded(path string, f *Folded, step int64, metadata map[string]string) error {
 	h := fileHeader{Step: step, Folded: true, Metadata: metadata}
 	return writeNetworkFile(path, f.game, f.cfg, h, f.arrays())
@@ -30,7 +33,30 @@ func (f *Folded) convs() []*foldedConv {
 	for i := range f.blocks {
 		out = append(out, &f.blocks[i][0], &f.blocks[i][1])
 	}
-	return append(out, &f.policyConv, &f.valueConv)
+	out = append(out, &f.policyConv, &f.valueConv)
+	if f.policyOut != nil {
+		out = append(out, f.policyOut)
+	}
+	return out
+}
+
+// dense lists the snapshot's fully connected layers in file order, as
+// Network.inferenceDense does.
+func (f *Folded) dense() []*foldedDense {
+	var out []*foldedDense
+	if f.policyOut == nil {
+		out = append(out, &f.policyFC)
+	}
+	out = append(out, &f.valueFC1, &f.valueFC2)
+	for _, d := range f.gpool {
+		if d != nil {
+			out = append(out, d)
+		}
+	}
+	if f.policyGlobal != nil {
+		out = append(out, f.policyGlobal)
+	}
+	return out
 }
 
 // arrays lists the snapshot's arrays in file order.
@@ -39,7 +65,7 @@ func (f *Folded) arrays() [][]float32 {
 	for _, c := range f.convs() {
 		out = append(out, c.w, c.b)
 	}
-	for _, d := range []*foldedDense{&f.policyFC, &f.valueFC1, &f.valueFC2} {
+	for _, d := range f.dense() {
 		out = append(out, d.w, d.b)
 	}
 	return out
@@ -68,8 +94,8 @@ func (n *Network) unfold(f *Folded) {
 		fill(c.mean.data, 0)
 		fill(c.variance.data, unitVariance)
 	}
-	for i, d := range []dense{n.policyFC, n.valueFC1, n.valueFC2} {
-		fd := []*foldedDense{&f.policyFC, &f.valueFC1, &f.valueFC2}[i]
+	for i, d := range n.inferenceDense() {
+		fd := f.dense()[i]
 		copy(d.w.data, fd.w)
 		copy(d.b.data, fd.b)
 	}

@@ -19,12 +19,14 @@ type param struct {
 	decay bool
 }
 
-func newParam(name string, decay bool, shape ...int) *param {
+// size is the number of values the array holds (or would hold, in a
+// network laid out without its arrays).
+func (p *param) size() int {
 	n := 1
-	for _, d := range shape {
+	for _, d := range p.shape {
 		n *= d
 	}
-	return &param{name: name, shape: shape, data: make([]float32, n), decay: decay}
+	return n
 }
 
 // conv is a convolution without bias followed by batch norm.
@@ -48,12 +50,32 @@ type Network struct {
 	game  env.Game
 	cfg   Config
 	shape shape
+	// dry: the layers are laid out (names, shapes) without their arrays,
+	// to size a network before trusting a file that describes it.
+	dry bool
 
-	stem                  conv
-	blocks                [][2]conv
+	stem   conv
+	blocks [][2]conv
+	// gpool is each block's global pooling layer (2·filters → filters),
+	// nil in blocks without.
+	gpool                 []*dense
 	policyConv, valueConv conv
-	policyFC              dense
-	valueFC1, valueFC2    dense
+	// policyFC is the dense policy head's layer (policy filters · cells →
+	// actions); a convolutional head has instead policyOut (1×1, policy
+	// filters → the game's policy planes, batch norm without ReLU) and
+	// policyGlobal (the policy convolution's pooled mean and maximum →
+	// the actions without a cell), and policyIndex, each action's logit
+	// as an index into the planes (plane·cells + cell) followed by the
+	// global logits.
+	policyFC           dense
+	policyOut          *conv
+	policyGlobal       *dense
+	policyIndex        []int32
+	valueFC1, valueFC2 dense
+	// The auxiliary heads, where the architecture has them (training
+	// only): ownership of each cell, and the score margin.
+	ownershipConv *conv
+	scoreFC       *dense
 
 	// learnables and stats list every array in a fixed order: the order of
 	// the optimizer's state and of the checkpoint.
@@ -66,6 +88,17 @@ const valueOutputs = 3
 
 // New builds a network for game with random weights drawn from seed.
 func New(game env.Game, cfg Config, seed uint64) (*Network, error) {
+	n, err := layout(game, cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	n.initialize(seed)
+	return n, nil
+}
+
+// layout builds the network's layers, with their arrays zero, or with dry
+// without them.
+func layout(game env.Game, cfg Config, dry bool) (*Network, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("network config: %w", err)
 	}
@@ -73,31 +106,99 @@ func New(game env.Game, cfg Config, seed uint64) (*Network, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Network{game: game, cfg: cfg, shape: sh}
+	n := &Network{game: game, cfg: cfg.normal(), shape: sh, dry: dry}
 	n.stem = n.newConv("stem", 3, sh.planes, cfg.Filters)
 	for b := 0; b < cfg.Blocks; b++ {
 		n.blocks = append(n.blocks, [2]conv{
 			n.newConv(fmt.Sprintf("block%d.a", b), 3, cfg.Filters, cfg.Filters),
 			n.newConv(fmt.Sprintf("block%d.b", b), 3, cfg.Filters, cfg.Filters),
 		})
+		var pool *dense
+		if cfg.GlobalPooling && gpoolBlock(b) {
+			d := n.newDense(fmt.Sprintf("block%d.gpool", b), 2*cfg.Filters, cfg.Filters)
+			pool = &d
+		}
+		n.gpool = append(n.gpool, pool)
 	}
 	n.policyConv = n.newConv("policy.conv", 1, cfg.Filters, cfg.PolicyFilters)
-	n.policyFC = n.newDense("policy.fc", cfg.PolicyFilters*sh.cells(), sh.actions)
+	if cfg.ConvPolicy() {
+		if err := n.convPolicyHead(); err != nil {
+			return nil, err
+		}
+	} else {
+		n.policyFC = n.newDense("policy.fc", cfg.PolicyFilters*sh.cells(), sh.actions)
+	}
 	n.valueConv = n.newConv("value.conv", 1, cfg.Filters, cfg.ValueFilters)
 	n.valueFC1 = n.newDense("value.fc1", cfg.ValueFilters*sh.cells(), cfg.ValueHidden)
 	n.valueFC2 = n.newDense("value.fc2", cfg.ValueHidden, valueOutputs)
-	n.initialize(seed)
+	// The auxiliary heads' arrays come last, so that a network without
+	// them has the same arrays in the same order as before they existed.
+	if cfg.Ownership {
+		c := n.newConv("ownership.conv", 1, cfg.Filters, 1)
+		n.ownershipConv = &c
+	}
+	if cfg.Score {
+		d := n.newDense("score.fc", cfg.ValueHidden, 1)
+		n.scoreFC = &d
+	}
 	return n, nil
+}
+
+// convPolicyHead lays out the convolutional policy head from the game's
+// policy planes (env.PolicyMap).
+func (n *Network) convPolicyHead() error {
+	pm, ok := n.game.(env.PolicyMap)
+	if !ok {
+		return fmt.Errorf("network config: policy_head: conv: %s does not lay its actions out on its board", n.game.Name())
+	}
+	planes, cells := pm.PolicyPlanes(), n.shape.cells()
+	if planes < 1 || planes > maxWidth {
+		return fmt.Errorf("network config: policy_head: conv: %s has %d policy planes", n.game.Name(), planes)
+	}
+	n.policyIndex = make([]int32, n.shape.actions)
+	taken := make(map[int32]bool, n.shape.actions)
+	global := 0
+	for a := range n.policyIndex {
+		plane, cell, ok := pm.PolicyCell(a)
+		switch {
+		case !ok:
+			n.policyIndex[a] = int32(planes*cells + global)
+			global++
+		case plane < 0 || plane >= planes || cell < 0 || cell >= cells:
+			return fmt.Errorf("network config: policy_head: conv: %s puts action %d on plane %d, cell %d", n.game.Name(), a, plane, cell)
+		default:
+			n.policyIndex[a] = int32(plane*cells + cell)
+		}
+		if taken[n.policyIndex[a]] {
+			return fmt.Errorf("network config: policy_head: conv: %s puts two actions where action %d is", n.game.Name(), a)
+		}
+		taken[n.policyIndex[a]] = true
+	}
+	c := n.newConv("policy.out", 1, n.cfg.PolicyFilters, planes)
+	n.policyOut = &c
+	if global > 0 {
+		d := n.newDense("policy.global", 2*n.cfg.PolicyFilters, global)
+		n.policyGlobal = &d
+	}
+	return nil
+}
+
+func (n *Network) newParam(name string, decay bool, shape ...int) *param {
+	p := &param{name: name, shape: shape, decay: decay}
+	if !n.dry {
+		p.data = make([]float32, p.size())
+	}
+	return p
 }
 
 func (n *Network) newConv(name string, kernel, in, out int) conv {
 	c := conv{
 		kernel: kernel, in: in, out: out,
-		w:        newParam(name+".w", true, out, in, kernel, kernel),
-		gamma:    newParam(name+".bn.gamma", false, 1, out, 1, 1),
-		beta:     newParam(name+".bn.beta", false, 1, out, 1, 1),
-		mean:     newParam(name+".bn.mean", false, out),
-		variance: newParam(name+".bn.var", false, out),
+		w:        n.newParam(name+".w", true, out, in, kernel, kernel),
+		gamma:    n.newParam(name+".bn.gamma", false, 1, out, 1, 1),
+		beta:     n.newParam(name+".bn.beta", false, 1, out, 1, 1),
+		mean:     n.newParam(name+".bn.mean", false, out),
+		variance: n.newParam(name+".bn.var", false, out),
 	}
 	n.learnables = append(n.learnables, c.w, c.gamma, c.beta)
 	n.stats = append(n.stats, c.mean, c.variance)
@@ -105,18 +206,41 @@ func (n *Network) newConv(name string, kernel, in, out int) conv {
 }
 
 func (n *Network) newDense(name string, in, out int) dense {
-	d := dense{in: in, out: out, w: newParam(name+".w", true, in, out), b: newParam(name+".b", false, 1, out)}
+	d := dense{in: in, out: out, w: n.newParam(name+".w", true, in, out), b: n.newParam(name+".b", false, 1, out)}
 	n.learnables = append(n.learnables, d.w, d.b)
 	return d
 }
 
-// convs lists the batch-normed convolutions in graph order.
+// sizes counts the values of the network's learnable arrays, of its
+// batch-norm statistics, and of its folded snapshot (SaveFolded's arrays).
+func (n *Network) sizes() (learnables, stats, folded int64) {
+	for _, p := range n.learnables {
+		learnables += int64(p.size())
+	}
+	for _, p := range n.stats {
+		stats += int64(p.size())
+	}
+	for _, c := range n.convs() {
+		folded += int64(c.w.size() + c.out)
+	}
+	for _, d := range n.inferenceDense() {
+		folded += int64(d.w.size() + d.out)
+	}
+	return learnables, stats, folded
+}
+
+// convs lists the batch-normed convolutions that inference runs, in graph
+// order.
 func (n *Network) convs() []*conv {
 	out := []*conv{&n.stem}
 	for i := range n.blocks {
 		out = append(out, &n.blocks[i][0], &n.blocks[i][1])
 	}
-	return append(out, &n.policyConv, &n.valueConv)
+	out = append(out, &n.policyConv, &n.valueConv)
+	if n.policyOut != nil {
+		out = append(out, n.policyOut)
+	}
+	return out
 }
 
 // initialize draws He-normal weights, unit batch-norm scales and unit
@@ -129,14 +253,51 @@ func (n *Network) initialize(seed uint64) {
 			p.data[i] = float32(rng.NormFloat64() * std)
 		}
 	}
-	for _, c := range n.convs() {
+	for _, c := range n.allConvs() {
 		normal(c.w, c.in*c.kernel*c.kernel)
 		fill(c.gamma.data, 1)
 		fill(c.variance.data, 1)
 	}
-	for _, d := range []dense{n.policyFC, n.valueFC1, n.valueFC2} {
+	for _, d := range n.allDense() {
 		normal(d.w, d.in)
 	}
+}
+
+// allConvs is convs and the auxiliary heads' convolutions.
+func (n *Network) allConvs() []*conv {
+	out := n.convs()
+	if n.ownershipConv != nil {
+		out = append(out, n.ownershipConv)
+	}
+	return out
+}
+
+// inferenceDense lists the fully connected layers that inference runs:
+// the policy head's, the value head's, then the pooling layers'.
+func (n *Network) inferenceDense() []dense {
+	var out []dense
+	if n.policyFC.w != nil {
+		out = append(out, n.policyFC)
+	}
+	out = append(out, n.valueFC1, n.valueFC2)
+	for _, d := range n.gpool {
+		if d != nil {
+			out = append(out, *d)
+		}
+	}
+	if n.policyGlobal != nil {
+		out = append(out, *n.policyGlobal)
+	}
+	return out
+}
+
+// allDense lists the fully connected layers, the auxiliary heads' too.
+func (n *Network) allDense() []dense {
+	out := n.inferenceDense()
+	if n.scoreFC != nil {
+		out = append(out, *n.scoreFC)
+	}
+	return out
 }
 
 func fill(s []float32, v float32) {
@@ -155,7 +316,7 @@ func (n *Network) Config() Config { return n.cfg }
 func (n *Network) Parameters() int {
 	total := 0
 	for _, p := range n.learnables {
-		total += len(p.data)
+		total += p.size()
 	}
 	return total
 }
@@ -169,7 +330,7 @@ func (n *Network) FLOPsPerPosition() float64 {
 	for _, c := range n.convs() {
 		total += 2 * float64(c.out*c.in*c.kernel*c.kernel) * cells
 	}
-	for _, d := range []dense{n.policyFC, n.valueFC1, n.valueFC2} {
+	for _, d := range n.inferenceDense() {
 		total += 2 * float64(d.in*d.out)
 	}
 	return total

@@ -25,12 +25,20 @@ type TrainConfig struct {
 	// the running statistics used for inference (0 < m ≤ 1; default 0.1, so
 	// the statistics follow a network that changes every step).
 	BatchNormMomentum float64 `json:"batch_norm_momentum" yaml:"batch_norm_momentum"`
+	// OwnershipWeight and ScoreWeight scale the auxiliary heads' losses
+	// (mean squared errors, per cell and per sample) in the total, where
+	// the network has the heads (default 1.5 and 0.5: KataGo weighs
+	// ownership as much as the value, and the margin, which mostly
+	// repeats the result, less).
+	OwnershipWeight float64 `json:"ownership_weight,omitempty" yaml:"ownership_weight"`
+	ScoreWeight     float64 `json:"score_weight,omitempty" yaml:"score_weight"`
 }
 
 // DefaultTrainConfig is AlphaZero's optimizer at a learning rate suited to
 // small batches.
 func DefaultTrainConfig() TrainConfig {
-	return TrainConfig{LearningRate: 0.02, Momentum: 0.9, WeightDecay: 1e-4, BatchNormMomentum: 0.1}
+	return TrainConfig{LearningRate: 0.02, Momentum: 0.9, WeightDecay: 1e-4, BatchNormMomentum: 0.1,
+		OwnershipWeight: 1.5, ScoreWeight: 0.5}
 }
 
 // Validate checks that every setting is in range.
@@ -44,6 +52,10 @@ func (c TrainConfig) Validate() error {
 		return fmt.Errorf("weight_decay: %g, want in [0, 1)", c.WeightDecay)
 	case !(c.BatchNormMomentum > 0 && c.BatchNormMomentum <= 1):
 		return fmt.Errorf("batch_norm_momentum: %g, want in (0, 1]", c.BatchNormMomentum)
+	case !(c.OwnershipWeight >= 0 && c.OwnershipWeight <= 100):
+		return fmt.Errorf("ownership_weight: %g, want in [0, 100]", c.OwnershipWeight)
+	case !(c.ScoreWeight >= 0 && c.ScoreWeight <= 100):
+		return fmt.Errorf("score_weight: %g, want in [0, 100]", c.ScoreWeight)
 	}
 	return nil
 }
@@ -63,6 +75,11 @@ type Batch struct {
 	Value []float32
 	// Weights weigh each sample's loss, B values ≥ 0 (nil: all 1).
 	Weights []float32
+	// Ownership (B × cells, each −1 to 1) and Margin (B, −1 to 1) are
+	// the auxiliary targets from the mover's point of view, for the
+	// samples Aux marks with 1 (B values, 0 or 1); all three nil where no
+	// sample has them. A network without the heads ignores them.
+	Ownership, Margin, Aux []float32
 }
 
 // WDLTarget is the value head's win/draw/loss target for a game's outcome
@@ -91,6 +108,11 @@ type Losses struct {
 	// Value is the cross-entropy of the win/draw/loss head against the
 	// outcome.
 	Value float64
+	// Ownership and Score are the auxiliary heads' mean squared errors
+	// (per cell, per sample) over the samples that have the targets, 0
+	// for a network without the heads; Total counts them times their
+	// weights.
+	Ownership, Score float64
 	// L2 is the weight-decay term.
 	L2    float64
 	Total float64
@@ -123,7 +145,12 @@ type trainGraph struct {
 	// Backing arrays of the target nodes.
 	maskData, maskBiasData, policyData, valueData []float32
 	policyLoss, valueLoss                         *G.Node
-	grads                                         G.Nodes // parallel to net.learnables
+	// The auxiliary heads' targets and weights (each sample's share of
+	// the loss, times the config's weight) and their weighted losses,
+	// where the network has the heads.
+	ownTarget, ownWeight, scoreTarget, scoreWeight []float32
+	ownLoss, scoreLoss                             *G.Node
+	grads                                          G.Nodes // parallel to net.learnables
 }
 
 // NewTrainer makes a trainer for net with a zero momentum buffer.
@@ -162,7 +189,7 @@ func (t *Trainer) Steps() int64 { return t.steps }
 // Step takes one optimizer step on the batch and returns its losses,
 // computed before the update.
 func (t *Trainer) Step(b Batch) (Losses, error) {
-	policyLoss, valueLoss, grads, err := t.gradients(b)
+	losses, grads, err := t.gradients(b)
 	if err != nil {
 		return Losses{}, err
 	}
@@ -174,11 +201,11 @@ func (t *Trainer) Step(b Batch) (Losses, error) {
 			}
 		}
 	}
-	losses := Losses{Policy: policyLoss, Value: valueLoss, L2: t.cfg.WeightDecay * l2}
-	losses.Total = losses.Policy + losses.Value + losses.L2
+	losses.L2 = t.cfg.WeightDecay * l2
+	losses.Total = losses.Policy + losses.Value + t.cfg.OwnershipWeight*losses.Ownership + t.cfg.ScoreWeight*losses.Score + losses.L2
 	if math.IsNaN(losses.Total) || math.IsInf(losses.Total, 0) {
-		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, L2 %g; weights left unchanged",
-			t.steps+1, losses.Policy, losses.Value, losses.L2)
+		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, ownership %g, score %g, L2 %g; weights left unchanged",
+			t.steps+1, losses.Policy, losses.Value, losses.Ownership, losses.Score, losses.L2)
 	}
 	lr, mu, decay := float32(t.cfg.LearningRate), float32(t.cfg.Momentum), float32(2*t.cfg.WeightDecay)
 	for i, p := range t.net.learnables {
@@ -197,28 +224,29 @@ func (t *Trainer) Step(b Batch) (Losses, error) {
 }
 
 // gradients runs the forward and backward passes on the batch, updates the
-// batch-norm running statistics and returns the losses and the gradient of
-// policy + value loss for each learnable (valid until the next call).
-func (t *Trainer) gradients(b Batch) (policyLoss, valueLoss float64, grads [][]float32, err error) {
+// batch-norm running statistics and returns the losses (but L2) and the
+// gradient of their weighted sum for each learnable (valid until the next
+// call).
+func (t *Trainer) gradients(b Batch) (losses Losses, grads [][]float32, err error) {
 	sh := t.net.shape
 	size := sh.planes * sh.cells()
 	if size == 0 || len(b.Inputs)%size != 0 || len(b.Inputs) == 0 {
-		return 0, 0, nil, fmt.Errorf("training batch: %d input values, want a positive multiple of %d", len(b.Inputs), size)
+		return losses, nil, fmt.Errorf("training batch: %d input values, want a positive multiple of %d", len(b.Inputs), size)
 	}
 	n := len(b.Inputs) / size
-	if err := b.check(n, sh.actions); err != nil {
-		return 0, 0, nil, fmt.Errorf("training batch of %d: %w", n, err)
+	if err := b.check(n, sh.actions, sh.cells()); err != nil {
+		return losses, nil, fmt.Errorf("training batch of %d: %w", n, err)
 	}
 	tg, err := t.graph(n)
 	if err != nil {
-		return 0, 0, nil, err
+		return losses, nil, err
 	}
 	weightSum := 0.0
 	for i := 0; i < n; i++ {
 		weightSum += float64(b.weight(i))
 	}
 	if weightSum <= 0 {
-		return 0, 0, nil, errors.New("training batch: the sample weights sum to zero")
+		return losses, nil, errors.New("training batch: the sample weights sum to zero")
 	}
 	tg.gr.setInput(b.Inputs)
 	copy(tg.maskData, b.Legal)
@@ -234,21 +262,76 @@ func (t *Trainer) gradients(b Batch) (policyLoss, valueLoss float64, grads [][]f
 			tg.valueData[k] = b.Value[k] * w
 		}
 	}
+	auxShare := tg.setAuxTargets(b, n, sh.cells(), t.cfg)
 	if err := tg.gr.loadStats(t.net); err != nil {
-		return 0, 0, nil, err
+		return losses, nil, err
 	}
 	// Reset rewinds the tape; Gorgonia's batch norm also needs the fresh
 	// output buffers it gives.
 	tg.vm.Reset()
 	if err := tg.vm.RunAll(); err != nil {
-		return 0, 0, nil, fmt.Errorf("training step: %w", err)
+		return losses, nil, fmt.Errorf("training step: %w", err)
 	}
 	tg.gr.storeStats(t.net)
 	grads = make([][]float32, len(tg.grads))
 	for i, g := range tg.grads {
 		grads[i] = g.Value().Data().([]float32)
 	}
-	return scalar(tg.policyLoss), scalar(tg.valueLoss), grads, nil
+	losses = Losses{Policy: scalar(tg.policyLoss), Value: scalar(tg.valueLoss)}
+	// The weighted losses back to mean squared errors over the samples
+	// that have targets.
+	if tg.ownLoss != nil && auxShare > 0 && t.cfg.OwnershipWeight > 0 {
+		losses.Ownership = scalar(tg.ownLoss) / (t.cfg.OwnershipWeight * auxShare)
+	}
+	if tg.scoreLoss != nil && auxShare > 0 && t.cfg.ScoreWeight > 0 {
+		losses.Score = scalar(tg.scoreLoss) / (t.cfg.ScoreWeight * auxShare)
+	}
+	return losses, grads, nil
+}
+
+// setAuxTargets fills the auxiliary heads' targets and weights for the
+// batch and returns the share of the batch's weight that has targets.
+// The weights make each head's loss the mean squared error over the
+// samples with targets (per cell for ownership), times the config's
+// weight, times that share: samples without targets neither count nor
+// dilute the others.
+func (tg *trainGraph) setAuxTargets(b Batch, n, cells int, cfg TrainConfig) (share float64) {
+	if tg.ownLoss == nil && tg.scoreLoss == nil {
+		return 0
+	}
+	clear(tg.ownWeight)
+	clear(tg.scoreWeight)
+	if b.Aux == nil {
+		return 0
+	}
+	total, with := 0.0, 0.0
+	for i := 0; i < n; i++ {
+		total += float64(b.weight(i))
+		if b.Aux[i] == 1 {
+			with += float64(b.weight(i))
+		}
+	}
+	if with == 0 {
+		return 0
+	}
+	for i := 0; i < n; i++ {
+		if b.Aux[i] != 1 {
+			continue
+		}
+		w := float64(b.weight(i)) / total
+		if tg.ownLoss != nil {
+			copy(tg.ownTarget[i*cells:(i+1)*cells], b.Ownership[i*cells:(i+1)*cells])
+			ow := float32(w * cfg.OwnershipWeight / float64(cells))
+			for c := i * cells; c < (i+1)*cells; c++ {
+				tg.ownWeight[c] = ow
+			}
+		}
+		if tg.scoreLoss != nil {
+			tg.scoreTarget[i] = b.Margin[i]
+			tg.scoreWeight[i] = float32(w * cfg.ScoreWeight)
+		}
+	}
+	return with / total
 }
 
 func scalar(n *G.Node) float64 {
@@ -269,7 +352,7 @@ func (b Batch) weight(i int) float32 {
 }
 
 // check validates the batch's sizes and contents for n samples.
-func (b Batch) check(n, actions int) error {
+func (b Batch) check(n, actions, cells int) error {
 	switch {
 	case len(b.Policy) != n*actions:
 		return fmt.Errorf("%d policy values, want %d", len(b.Policy), n*actions)
@@ -279,6 +362,11 @@ func (b Batch) check(n, actions int) error {
 		return fmt.Errorf("%d value targets, want %d (win/draw/loss per sample)", len(b.Value), n*valueOutputs)
 	case b.Weights != nil && len(b.Weights) != n:
 		return fmt.Errorf("%d sample weights, want %d", len(b.Weights), n)
+	case b.Aux != nil && (len(b.Aux) != n || len(b.Margin) != n || len(b.Ownership) != n*cells):
+		return fmt.Errorf("auxiliary targets: %d marks, %d margins and %d ownership values, want %d, %d and %d",
+			len(b.Aux), len(b.Margin), len(b.Ownership), n, n, n*cells)
+	case b.Aux == nil && (b.Margin != nil || b.Ownership != nil):
+		return errors.New("auxiliary targets without the marks of the samples that have them")
 	}
 	for i := 0; i < n; i++ {
 		if w := b.weight(i); !(w >= 0) || math.IsInf(float64(w), 0) {
@@ -305,6 +393,30 @@ func (b Batch) check(n, actions int) error {
 			if v := b.Value[k]; !(v >= 0 && v <= 1) {
 				return fmt.Errorf("sample %d: value target %g", i, v)
 			}
+		}
+		if err := b.checkAux(i, cells); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkAux validates sample i's auxiliary targets, if the batch has any.
+func (b Batch) checkAux(i, cells int) error {
+	if b.Aux == nil {
+		return nil
+	}
+	switch a := b.Aux[i]; {
+	case a == 0:
+		return nil
+	case a != 1:
+		return fmt.Errorf("sample %d: auxiliary mark %g, want 0 or 1", i, a)
+	case !(b.Margin[i] >= -1 && b.Margin[i] <= 1):
+		return fmt.Errorf("sample %d: score margin %g, want in [-1, 1]", i, b.Margin[i])
+	}
+	for c := i * cells; c < (i+1)*cells; c++ {
+		if o := b.Ownership[c]; !(o >= -1 && o <= 1) {
+			return fmt.Errorf("sample %d: ownership %g of cell %d, want in [-1, 1]", i, o, c-i*cells)
 		}
 	}
 	return nil
@@ -355,6 +467,19 @@ func (t *Trainer) graph(n int) (*trainGraph, error) {
 	logValue := do(func() (*G.Node, error) { return logSoftmaxRows(gr.value) })
 	tg.valueLoss = do(func() (*G.Node, error) { return crossEntropy(valueTarget, logValue) })
 	cost := do(func() (*G.Node, error) { return G.Add(tg.policyLoss, tg.valueLoss) })
+	if gr.ownership != nil {
+		cells := t.net.shape.cells()
+		tg.ownTarget, tg.ownWeight = make([]float32, n*cells), make([]float32, n*cells)
+		target, weight := input("ownership-target", tg.ownTarget, cells), input("ownership-weight", tg.ownWeight, cells)
+		tg.ownLoss = do(func() (*G.Node, error) { return weightedSquares(gr.ownership, target, weight) })
+		cost = do(func() (*G.Node, error) { return G.Add(cost, tg.ownLoss) })
+	}
+	if gr.score != nil {
+		tg.scoreTarget, tg.scoreWeight = make([]float32, n), make([]float32, n)
+		target, weight := input("score-target", tg.scoreTarget, 1), input("score-weight", tg.scoreWeight, 1)
+		tg.scoreLoss = do(func() (*G.Node, error) { return weightedSquares(gr.score, target, weight) })
+		cost = do(func() (*G.Node, error) { return G.Add(cost, tg.scoreLoss) })
+	}
 	if chainErr != nil {
 		return nil, fmt.Errorf("build training graph: %w", chainErr)
 	}
@@ -378,4 +503,21 @@ func crossEntropy(target, logProb *G.Node) (*G.Node, error) {
 		return nil, err
 	}
 	return G.Neg(sum)
+}
+
+// weightedSquares is Σ weight·(prediction − target)² over the batch.
+func weightedSquares(prediction, target, weight *G.Node) (*G.Node, error) {
+	diff, err := G.Sub(prediction, target)
+	if err != nil {
+		return nil, err
+	}
+	sq, err := G.Square(diff)
+	if err != nil {
+		return nil, err
+	}
+	prod, err := G.HadamardProd(weight, sq)
+	if err != nil {
+		return nil, err
+	}
+	return G.Sum(prod)
 }

@@ -65,12 +65,52 @@ func statesBatch(states []env.State, seed uint64) Batch {
 	return b
 }
 
-// TestGradientsFiniteDifference compares Gorgonia's gradient of the policy
-// + value loss with central differences, for entries of every learnable
-// array of a tiny network.
+// withAux gives a batch random auxiliary targets for every sample but the
+// second, which has none.
+func withAux(b Batch, n, cells int, seed uint64) Batch {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	b.Ownership, b.Margin, b.Aux = make([]float32, n*cells), make([]float32, n), make([]float32, n)
+	for i := 0; i < n; i++ {
+		if i == 1 {
+			continue
+		}
+		b.Aux[i] = 1
+		b.Margin[i] = float32(rng.IntN(9)-4) / 4
+		for c := i * cells; c < (i+1)*cells; c++ {
+			b.Ownership[c] = float32(rng.IntN(3) - 1)
+		}
+	}
+	return b
+}
+
+// auxShare is the share of a batch's weight on samples with auxiliary
+// targets.
+func auxShare(b Batch) float64 {
+	total, with := 0.0, 0.0
+	for i := range b.Aux {
+		total += float64(b.weight(i))
+		with += float64(b.weight(i) * b.Aux[i])
+	}
+	return with / total
+}
+
+// auxConfig is tinyConfig with both auxiliary heads.
+var auxConfig = func() Config { c := tinyConfig; c.Ownership, c.Score = true, true; return c }()
+
+// TestGradientsFiniteDifference compares Gorgonia's gradient of the
+// training loss — policy, value and the auxiliary heads' weighted squared
+// errors — with central differences, for entries of every learnable array
+// of a tiny network with both auxiliary heads.
 func TestGradientsFiniteDifference(t *testing.T) {
-	g := tictactoe.Game{}
-	net, err := New(g, tinyConfig, 3)
+	checkFiniteDifference(t, tictactoe.Game{}, auxConfig, 6)
+}
+
+// checkFiniteDifference compares the gradient of a network of cfg on a
+// batch of n positions of g (with auxiliary targets) with central
+// differences.
+func checkFiniteDifference(t *testing.T, g env.Game, cfg Config, n int) {
+	t.Helper()
+	net, err := New(g, cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,35 +118,55 @@ func TestGradientsFiniteDifference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := randomBatch(g, 6, 4)
+	_, h, w := g.EncodedShape()
+	b := withAux(randomBatch(g, n, 4), n, h*w, 4)
+	// The actions without a cell (a pass) learn only where one is legal:
+	// the first sample says its first such action is, with some of the
+	// policy's mass.
+	if pm, ok := g.(env.PolicyMap); ok {
+		for a := 0; a < g.ActionSpace(); a++ {
+			if _, _, onBoard := pm.PolicyCell(a); !onBoard {
+				for k := range g.ActionSpace() {
+					b.Policy[k] *= 0.75
+				}
+				b.Legal[a], b.Policy[a] = 1, 0.25
+				break
+			}
+		}
+	}
+	share := auxShare(b)
+	tc := tr.cfg
 	loss := func() float64 {
-		p, v, _, err := tr.gradients(b)
+		l, _, err := tr.gradients(b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p + v
+		return l.Policy + l.Value + share*(tc.OwnershipWeight*l.Ownership+tc.ScoreWeight*l.Score)
 	}
-	_, _, grads, err := tr.gradients(b)
+	l, grads, err := tr.gradients(b)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if (cfg.Ownership && !(l.Ownership > 0.1)) || (cfg.Score && !(l.Score > 0.01)) {
+		t.Fatalf("auxiliary losses %g and %g: the heads are not in the loss", l.Ownership, l.Score)
 	}
 	analytic := make([][]float32, len(grads))
 	for i := range grads {
 		analytic[i] = append([]float32(nil), grads[i]...)
 	}
 	rng := rand.New(rand.NewPCG(5, 5))
-	const h = 1e-3
+	const step = 1e-3
 	checked, bad := 0, 0
 	for pi, p := range net.learnables {
 		for trial := 0; trial < 8; trial++ {
 			j := rng.IntN(len(p.data))
-			w := p.data[j]
-			p.data[j] = w + h
+			v := p.data[j]
+			p.data[j] = v + step
 			plus := loss()
-			p.data[j] = w - h
+			p.data[j] = v - step
 			minus := loss()
-			p.data[j] = w
-			numeric := (plus - minus) / (2 * h)
+			p.data[j] = v
+			numeric := (plus - minus) / (2 * step)
 			got := float64(analytic[pi][j])
 			checked++
 			if math.Abs(numeric-got) > 2e-3+0.05*math.Abs(numeric) {
@@ -115,21 +175,17 @@ func TestGradientsFiniteDifference(t *testing.T) {
 			}
 		}
 	}
-	// A ReLU switching inside ±h can spoil an odd difference; a wrong
-	// gradient spoils many.
+	// A ReLU switching inside ±step, or a pooled maximum changing cell,
+	// can spoil an odd difference; a wrong gradient spoils many.
 	if bad > checked/20 {
 		t.Errorf("%d of %d gradient entries disagree with finite differences", bad, checked)
 	}
-	nonzero := 0
-	for _, a := range analytic {
-		for _, v := range a {
-			if v != 0 {
-				nonzero++
-			}
+	// Every array is reached by the loss: a layer cut off from it would
+	// pass the comparison above with zeros on both sides.
+	for pi, a := range analytic {
+		if maxAbsDiff(a, make([]float32, len(a))) == 0 {
+			t.Errorf("%s gets no gradient", net.learnables[pi].name)
 		}
-	}
-	if nonzero < net.Parameters()/2 {
-		t.Errorf("only %d of %d gradient entries are nonzero", nonzero, net.Parameters())
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/env/tictactoe"
 )
 
@@ -22,6 +23,10 @@ func TestOwnOpsMatchGorgonia(t *testing.T) {
 	}{
 		{"tictactoe", tictactoe.Game{}, tinyConfig, randomBatch(tictactoe.Game{}, 6, 4)},
 		{"othello", fakeOthello, Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}, fakeBatch(fakeOthello, 19, 2)},
+		{"othello-aux", fakeOthello, Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8, Ownership: true, Score: true},
+			withAux(fakeBatch(fakeOthello, 19, 2), 19, 64, 3)},
+		{"othello-pooling-conv-policy", othello.Othello(), Config{Blocks: 2, Filters: 8, PolicyFilters: 4, ValueFilters: 1, ValueHidden: 8, GlobalPooling: true, PolicyHead: "conv"},
+			randomBatch(othello.Othello(), 17, 5)},
 	}
 	for _, c := range cases {
 		for _, procs := range []int{1, 3} {
@@ -40,16 +45,16 @@ func TestOwnOpsMatchGorgonia(t *testing.T) {
 				own, ref := trainers[0], trainers[1]
 				ref.gorgoniaOps = true
 				for step := 0; step < 3; step++ {
-					p1, v1, g1, err := own.gradients(c.batch)
+					l1, g1, err := own.gradients(c.batch)
 					if err != nil {
 						t.Fatal(err)
 					}
-					p2, v2, g2, err := ref.gradients(c.batch)
+					l2, g2, err := ref.gradients(c.batch)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if !near(p1, p2) || !near(v1, v2) {
-						t.Fatalf("step %d: losses %g, %g, Gorgonia's %g, %g", step, p1, v1, p2, v2)
+					if !near(l1.Policy, l2.Policy) || !near(l1.Value, l2.Value) || !near(l1.Ownership, l2.Ownership) || !near(l1.Score, l2.Score) {
+						t.Fatalf("step %d: losses %+v, Gorgonia's %+v", step, l1, l2)
 					}
 					for i, p := range own.net.learnables {
 						compare(t, "gradient of "+p.name, g1[i], g2[i])

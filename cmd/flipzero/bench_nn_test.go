@@ -18,7 +18,7 @@ func TestBenchNN(t *testing.T) {
 		}
 	}
 	want := []*regexp.Regexp{
-		regexp.MustCompile(`^tictactoe network: .* parameters, .* MFLOP per position; BLAS `),
+		regexp.MustCompile(`^tictactoe network: .* parameters, .* MFLOP per position; convolutions .*; BLAS `),
 		regexp.MustCompile(`^matrix multiply peak: [0-9.]+ GFLOP/s`),
 		regexp.MustCompile(`^batch +1: +[0-9]+ positions/s +[0-9.]+ GFLOP/s +[0-9.]+% of peak$`),
 		regexp.MustCompile(`^batch +4: +[0-9]+ positions/s +[0-9.]+ GFLOP/s +[0-9.]+% of peak$`),

@@ -19,6 +19,9 @@ func checkLayers(l nn.Layers) error {
 	if l.ValueOutputs != 3 {
 		return fmt.Errorf("layers of %q: %d value outputs, want 3 (win, draw, loss)", l.Game, l.ValueOutputs)
 	}
+	if !l.Plain() {
+		return fmt.Errorf("layers of %q: %w", l.Game, ErrArchitecture)
+	}
 	cells := l.Height * l.Width
 	conv := func(name string, c nn.ConvLayer, in, kernel int) error {
 		switch {

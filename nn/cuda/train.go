@@ -114,12 +114,28 @@ type trainPlan struct {
 	allocs   []uintptr
 }
 
+// ErrArchitecture refuses a network with parts the CUDA backend does not
+// compute: global pooling (network.global_pooling) and the convolutional
+// policy head (network.policy_head: conv) run on the CPU only.
+var ErrArchitecture = errors.New("the GPU does not run global pooling or a convolutional policy head (network.global_pooling, network.policy_head); run this network with --device cpu")
+
+// ErrAuxiliaryHeads is NewTrainer's refusal of a network with heads that
+// only training uses (nn.Config's Ownership and Score): the GPU trainer
+// computes the network that inference runs.
+var ErrAuxiliaryHeads = errors.New("the GPU trainer has no auxiliary heads (network.ownership, network.score); such a network trains on the CPU")
+
 // NewTrainer copies the network's weights, running statistics and the
 // optimizer's velocity (nil: zero; else parallel to net.Learnables()) to
 // the GPU.
 func (d *Device) NewTrainer(net *nn.Network, cfg nn.TrainConfig, velocity [][]float32) (t *Trainer, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("cuda trainer: %w", err)
+	}
+	if arch := net.Config(); arch != arch.Inference() {
+		return nil, fmt.Errorf("cuda trainer: %w", ErrAuxiliaryHeads)
+	}
+	if !net.Fold().Layers().Plain() {
+		return nil, fmt.Errorf("cuda trainer: %w", ErrArchitecture)
 	}
 	learn, stats := net.Learnables(), net.Statistics()
 	if velocity != nil && len(velocity) != len(learn) {
@@ -597,12 +613,12 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 		return nn.Losses{}, fmt.Errorf("training batch of %d, want at most %d", n, maxBatchLimit)
 	}
 	if len(b.Policy) != n*t.actions || len(b.Legal) != n*t.actions || len(b.Value) != n*3 || (b.Weights != nil && len(b.Weights) != n) {
-		return nn.Losses{}, fmt.Errorf("training batch of %d: %w", n, b.Check(n, t.actions))
+		return nn.Losses{}, fmt.Errorf("training batch of %d: %w", n, b.Check(n, t.actions, t.cells))
 	}
 	// The contents are checked on all cores while the GPU copies them: for
 	// YINSH's 2,142 actions checking alone takes as long as the step.
 	checked := make(chan error, 1)
-	go func() { checked <- checkBatch(b, n, t.actions) }()
+	go func() { checked <- checkBatch(b, n, t.actions, t.cells) }()
 	unbind, err := t.d.bindThread()
 	if err != nil {
 		<-checked
@@ -708,7 +724,7 @@ var (
 
 // checkBatch is nn.Batch.Check over n samples, in parallel chunks; the
 // sizes have been checked.
-func checkBatch(b nn.Batch, n, actions int) error {
+func checkBatch(b nn.Batch, n, actions, cells int) error {
 	chunks := min(runtime.GOMAXPROCS(0), (n+63)/64)
 	errs := make([]error, chunks)
 	var wg sync.WaitGroup
@@ -721,7 +737,7 @@ func checkBatch(b nn.Batch, n, actions int) error {
 			if b.Weights != nil {
 				part.Weights = b.Weights[lo:hi]
 			}
-			if err := part.Check(hi-lo, actions); err != nil {
+			if err := part.Check(hi-lo, actions, cells); err != nil {
 				errs[c] = fmt.Errorf("samples %d and on: %w", lo, err)
 			}
 		}()

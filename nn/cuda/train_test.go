@@ -226,7 +226,7 @@ func TestGPUTrainBench(t *testing.T) {
 		}
 		d.SetTF32(false)
 		start := time.Now()
-		if err := b.Check(1024, g.ActionSpace()); err != nil {
+		if err := b.Check(1024, g.ActionSpace(), 64); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%s: checking a batch of 1024 on the CPU takes %v", g.Name(), time.Since(start))
@@ -236,7 +236,7 @@ func TestGPUTrainBench(t *testing.T) {
 func TestCheckBatch(t *testing.T) {
 	g := othello.Othello()
 	b := trainingBatch(g, 300, 3)
-	if err := checkBatch(b, 300, g.ActionSpace()); err != nil {
+	if err := checkBatch(b, 300, g.ActionSpace(), 64); err != nil {
 		t.Fatalf("good batch: %v", err)
 	}
 	for _, tc := range []struct {
@@ -256,7 +256,7 @@ func TestCheckBatch(t *testing.T) {
 	} {
 		bad := trainingBatch(g, 300, 3)
 		tc.spoil(&bad)
-		err := checkBatch(bad, 300, g.ActionSpace())
+		err := checkBatch(bad, 300, g.ActionSpace(), 64)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}

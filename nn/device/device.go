@@ -48,8 +48,13 @@ func (g GPU) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
 	return g.D.NewInference(f.Layers(), maxBatch)
 }
 
-// NewTraining uploads the network and the optimizer's momentum.
+// NewTraining uploads the network and the optimizer's momentum. A network
+// with auxiliary heads, which the GPU trainer lacks (cuda.ErrAuxiliaryHeads),
+// trains on the CPU while the GPU keeps self-play's inference.
 func (g GPU) NewTraining(net *nn.Network, cfg nn.TrainConfig, velocity [][]float32, steps int64) (nn.Training, error) {
+	if arch := net.Config(); arch != arch.Inference() {
+		return nn.CPU().NewTraining(net, cfg, velocity, steps)
+	}
 	t, err := g.D.NewTrainer(net, cfg, velocity)
 	if err != nil {
 		return nil, err

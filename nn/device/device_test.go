@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/nn/cuda"
 )
 
@@ -32,5 +34,25 @@ func TestOpen(t *testing.T) {
 	_, _, err = Open("cuda")
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "lib") {
 		t.Errorf("cuda without a GPU: error %v, want one line naming the library", err)
+	}
+}
+
+// TestGPUTrainsAuxiliaryHeadsOnTheCPU: a network with heads that only
+// training uses trains on the CPU whatever the device (the GPU trainer
+// refuses it), without touching the GPU.
+func TestGPUTrainsAuxiliaryHeadsOnTheCPU(t *testing.T) {
+	g := tictactoe.Game{}
+	cfg := nn.DefaultConfig(g)
+	cfg.Ownership = true
+	net, err := nn.New(g, cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := GPU{}.NewTraining(net, nn.DefaultTrainConfig(), nil, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tr.(*nn.Trainer); !ok || tr.Steps() != 7 {
+		t.Errorf("training is %T at step %d, want the CPU's at step 7", tr, tr.Steps())
 	}
 }

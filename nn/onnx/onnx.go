@@ -12,7 +12,9 @@
 //
 // The graph, opset 17 (IR version 8): Conv (with the folded bias) and Relu
 // for the stem; per residual block Conv, Relu, Conv, Add of the block's
-// input, Relu; each head a 1×1 Conv and Relu, Flatten (axis 1, so the batch
+// input, Relu (with global pooling, after the first Relu: ReduceMean and
+// ReduceMax over the board, Concat, Gemm, Reshape to [N, filters, 1, 1]
+// and Add); each head a 1×1 Conv and Relu, Flatten (axis 1, so the batch
 // dimension stays dynamic and each position flattens in (channel, row,
 // column) order), then Gemm for the fully connected layers, whose weights
 // are stored (in, out) as nn.Layers has them; Softmax gives wdl and a
@@ -156,6 +158,14 @@ func check(l nn.Layers) error {
 			}
 		}
 	}
+	if len(l.GlobalPool) > len(l.Blocks) {
+		return fmt.Errorf("%d global pooling layers for %d blocks", len(l.GlobalPool), len(l.Blocks))
+	}
+	for i, d := range l.GlobalPool {
+		if d != nil && (d.In != 2*filters || d.Out != filters || len(d.Weights) != d.In*d.Out || len(d.Bias) != d.Out) {
+			return fmt.Errorf("block %d's global pooling is %d→%d with %d weights, want %d→%d", i, d.In, d.Out, len(d.Weights), 2*filters, filters)
+		}
+	}
 	if err := checkConv("policy conv", l.PolicyConv, filters); err != nil {
 		return err
 	}
@@ -167,9 +177,17 @@ func check(l nn.Layers) error {
 		d       nn.DenseLayer
 		in, out int
 	}{
-		{"policy fc", l.PolicyFC, l.PolicyConv.Out * cells, l.Actions},
 		{"value fc1", l.ValueFC1, l.ValueConv.Out * cells, l.ValueFC1.Out},
 		{"value fc2", l.ValueFC2, l.ValueFC1.Out, l.ValueOutputs},
+	}
+	if l.PolicyOut == nil {
+		dense = append(dense, struct {
+			name    string
+			d       nn.DenseLayer
+			in, out int
+		}{"policy fc", l.PolicyFC, l.PolicyConv.Out * cells, l.Actions})
+	} else if err := checkConvPolicy(l); err != nil {
+		return err
 	}
 	for _, d := range dense {
 		if d.d.In != d.in || d.d.Out != d.out || d.out < 1 {
@@ -177,6 +195,31 @@ func check(l nn.Layers) error {
 		}
 		if len(d.d.Weights) != d.in*d.out || len(d.d.Bias) != d.out {
 			return fmt.Errorf("%s has %d weights and %d biases, want %d and %d", d.name, len(d.d.Weights), len(d.d.Bias), d.in*d.out, d.out)
+		}
+	}
+	return nil
+}
+
+// checkConvPolicy checks the convolutional policy head: its convolution
+// reads the policy conv, its global layer the pooled policy conv, and
+// every action's index falls in the planes or the global logits.
+func checkConvPolicy(l nn.Layers) error {
+	if err := checkConv("policy out", *l.PolicyOut, l.PolicyConv.Out); err != nil {
+		return err
+	}
+	values := l.PolicyOut.Out * l.Height * l.Width
+	if g := l.PolicyGlobal; g != nil {
+		if g.In != 2*l.PolicyConv.Out || g.Out < 1 || len(g.Weights) != g.In*g.Out || len(g.Bias) != g.Out {
+			return fmt.Errorf("policy global is %d→%d with %d weights, want %d inputs", g.In, g.Out, len(g.Weights), 2*l.PolicyConv.Out)
+		}
+		values += g.Out
+	}
+	if len(l.PolicyIndex) != l.Actions {
+		return fmt.Errorf("%d policy indices for %d actions", len(l.PolicyIndex), l.Actions)
+	}
+	for a, i := range l.PolicyIndex {
+		if i < 0 || int(i) >= values {
+			return fmt.Errorf("action %d's logit at %d, want 0..%d", a, i, values-1)
 		}
 	}
 	return nil
@@ -258,14 +301,21 @@ func (b *builder) build(l nn.Layers) {
 	for i, blk := range l.Blocks {
 		name := fmt.Sprintf("block%d", i)
 		y := b.relu(name+".a", b.conv(name+".a", blk[0], x))
+		if i < len(l.GlobalPool) && l.GlobalPool[i] != nil {
+			y = b.gpool(name+".gpool", *l.GlobalPool[i], y)
+		}
 		y = b.conv(name+".b", blk[1], y)
 		sum := name + ".add"
 		b.node("Add", sum, []string{y, x}, sum)
 		x = b.relu(name, sum)
 	}
 
-	p := b.flatten("policy", b.relu("policy.conv", b.conv("policy.conv", l.PolicyConv, x)))
-	b.gemm("policy.fc", l.PolicyFC, p, PolicyName)
+	h := b.relu("policy.conv", b.conv("policy.conv", l.PolicyConv, x))
+	if l.PolicyOut != nil {
+		b.convPolicy(l, h)
+	} else {
+		b.gemm("policy.fc", l.PolicyFC, b.flatten("policy", h), PolicyName)
+	}
 
 	v := b.flatten("value", b.relu("value.conv", b.conv("value.conv", l.ValueConv, x)))
 	v = b.relu("value.fc1", b.gemm("value.fc1", l.ValueFC1, v, "value.fc1"))
@@ -290,6 +340,60 @@ func (b *builder) conv(name string, c nn.ConvLayer, input string) string {
 		intsAttr("dilations", 1, 1),
 		intAttr("group", 1))
 	return out
+}
+
+// convPolicy adds the convolutional policy head on h, relu(policy conv):
+// its planes flattened, the global logits after them, and a Gather of
+// each action's logit.
+func (b *builder) convPolicy(l nn.Layers, h string) {
+	all := b.flatten("policy.out", b.conv("policy.out", *l.PolicyOut, h))
+	if l.PolicyGlobal != nil {
+		pooled := b.pool("policy.global", h)
+		global := b.gemm("policy.global", *l.PolicyGlobal, pooled, "policy.global")
+		b.node("Concat", "policy.all", []string{all, global}, "policy.all", intAttr("axis", 1))
+		all = "policy.all"
+	}
+	index := make([]int64, len(l.PolicyIndex))
+	for a, i := range l.PolicyIndex {
+		index[a] = int64(i)
+	}
+	b.node("Gather", "policy", []string{all, b.int64s("policy.index", index...)}, PolicyName, intAttr("axis", 1))
+}
+
+// pool adds each channel's mean, then maximum, over the board of y:
+// [N, 2·channels].
+func (b *builder) pool(name, y string) string {
+	mean, most, pooled := name+".mean", name+".max", name+".pooled"
+	b.node("ReduceMean", mean, []string{y}, mean, intsAttr("axes", 2, 3), intAttr("keepdims", 0))
+	b.node("ReduceMax", most, []string{y}, most, intsAttr("axes", 2, 3), intAttr("keepdims", 0))
+	b.node("Concat", pooled, []string{mean, most}, pooled, intAttr("axis", 1))
+	return pooled
+}
+
+// gpool adds a block's global pooling bias to y: each channel's mean and
+// maximum over the board, through the layer, added at every cell.
+func (b *builder) gpool(name string, d nn.DenseLayer, y string) string {
+	bias := b.gemm(name, d, b.pool(name, y), name+".bias")
+	shape := b.int64s(name+".shape", 0, -1, 1, 1) // [N, filters, 1, 1]
+	cells, out := name+".cells", name+".add"
+	b.node("Reshape", cells, []string{bias, shape}, cells)
+	b.node("Add", out, []string{y, cells}, out)
+	return out
+}
+
+// int64s stores values as an int64 vector constant and returns its name.
+func (b *builder) int64s(name string, values ...int64) string {
+	raw := make([]byte, 8*len(values))
+	for i, v := range values {
+		binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
+	}
+	b.weights = append(b.weights, &pb.TensorProto{
+		Name:     proto.String(name),
+		DataType: proto.Int32(int32(pb.TensorProto_INT64)),
+		Dims:     []int64{int64(len(values))},
+		RawData:  raw,
+	})
+	return name
 }
 
 // gemm adds input · Weights + Bias, the weights stored (in, out).

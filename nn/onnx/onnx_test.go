@@ -257,8 +257,37 @@ func TestOnnxruntimeAgrees(t *testing.T) {
 	dir := t.TempDir()
 	var cases []checkCase
 	const positions = 12
-	for i, game := range []string{"tictactoe", "othello", "reversi-single", "yinsh"} {
-		g, net := network(t, game, nn.DefaultConfig, uint64(10+i))
+	// Each game's default network, and the architecture options that
+	// change inference: global pooling and the convolutional policy head
+	// (with a pass from the whole board in othello and yinsh, without in
+	// tic-tac-toe).
+	variants := []struct {
+		name, game string
+		cfg        func(env.Game) nn.Config
+	}{
+		{"tictactoe", "tictactoe", nn.DefaultConfig},
+		{"othello", "othello", nn.DefaultConfig},
+		{"reversi-single", "reversi-single", nn.DefaultConfig},
+		{"yinsh", "yinsh", nn.DefaultConfig},
+		{"othello-pooling", "othello", func(g env.Game) nn.Config {
+			c := nn.DefaultConfig(g)
+			c.GlobalPooling = true
+			return c
+		}},
+		{"yinsh-conv-policy", "yinsh", func(g env.Game) nn.Config {
+			c := nn.DefaultConfig(g)
+			c.Blocks, c.PolicyHead, c.PolicyFilters, c.GlobalPooling = 2, "conv", 16, true
+			return c
+		}},
+		{"tictactoe-conv-policy", "tictactoe", func(g env.Game) nn.Config {
+			c := nn.DefaultConfig(g)
+			c.PolicyHead, c.PolicyFilters = "conv", 4
+			return c
+		}},
+	}
+	for i, v := range variants {
+		game := v.name
+		g, net := network(t, v.game, v.cfg, uint64(10+i))
 		f := net.Fold()
 		l := f.Layers()
 		if err := WriteFile(filepath.Join(dir, game+".onnx"), l, map[string]string{"step": "0"}); err != nil {
