@@ -78,7 +78,7 @@ func BenchmarkGorgoniaForward(b *testing.B) {
 		b.Fatal(err)
 	}
 	const batch = 32
-	gr, err := net.buildGraph(batch, false, false, 0)
+	gr, err := net.buildGraph(batch, false, false, 0, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

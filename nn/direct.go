@@ -84,29 +84,39 @@ func ConvInfo() string {
 	return "im2row + matrix multiply (no AVX2 or AVX-512 here)"
 }
 
-// direct is an evaluator's state for the direct convolution.
-type direct struct {
+// directGeom is the padded layout of a batch for a kernel set.
+type directGeom struct {
 	arch directArch
 	// padWidth is the padded grid's width, padCells its pixels.
 	padWidth, padCells int
 	// pix lists the interior pixels of the batch, position by position,
 	// row by row, as indices into the padded activations.
 	pix []int32
+}
+
+func newDirectGeom(arch directArch, sh shape, batch int) directGeom {
+	pw, ph := sh.width+2, sh.height+2
+	g := directGeom{arch: arch, padWidth: pw, padCells: pw * ph}
+	g.pix = make([]int32, 0, batch*sh.cells())
+	for b := 0; b < batch; b++ {
+		for y := 0; y < sh.height; y++ {
+			for x := 0; x < sh.width; x++ {
+				g.pix = append(g.pix, int32(b*g.padCells+(y+1)*pw+x+1))
+			}
+		}
+	}
+	return g
+}
+
+// direct is an evaluator's state for the direct convolution.
+type direct struct {
+	directGeom
 	// in, x, y, z are padded activations: the encoded input and the tower's.
 	in, x, y, z []float32
 }
 
 func newDirect(arch directArch, sh shape, cfg Config, maxBatch int) *direct {
-	pw, ph := sh.width+2, sh.height+2
-	d := &direct{arch: arch, padWidth: pw, padCells: pw * ph}
-	d.pix = make([]int32, 0, maxBatch*sh.cells())
-	for b := 0; b < maxBatch; b++ {
-		for y := 0; y < sh.height; y++ {
-			for x := 0; x < sh.width; x++ {
-				d.pix = append(d.pix, int32(b*d.padCells+(y+1)*pw+x+1))
-			}
-		}
-	}
+	d := &direct{directGeom: newDirectGeom(arch, sh, maxBatch)}
 	n := maxBatch * d.padCells
 	d.in = make([]float32, n*sh.planes)
 	d.x = make([]float32, n*cfg.Filters)
@@ -129,11 +139,14 @@ func (d *direct) load(input []float32, sh shape, count int) {
 	}
 }
 
-// conv applies c to the first n interior pixels of src (padded, c.in
-// channels a pixel) into dst: padded, or compact (pixel after pixel, c.out
-// channels each) for the heads. Where skip is not nil (padded, like dst)
-// it is added before the ReLU. dst must not be skip.
-func (d *direct) conv(c *foldedConv, src, dst, skip []float32, n int, relu, compact bool) {
+// conv applies c to the interior pixels lo..hi-1 of src (padded, c.in
+// channels a pixel) into dst: padded, or compact (pixel after pixel,
+// c.out channels each) for the heads. Where skip is not nil (padded, like
+// dst) it is added before the ReLU. dst must not be skip.
+func (d *directGeom) conv(c *foldedConv, src, dst, skip []float32, lo, hi int, relu, compact bool) {
+	if cap(c.w) < len(c.w)+weightSlack || cap(c.b) < len(c.b)+weightSlack {
+		panic("nn: direct convolution of weights without room after them")
+	}
 	var t directTile
 	inStride, outStride := int64(c.in)*4, int64(c.out)*4
 	if c.kernel == 3 {
@@ -143,9 +156,6 @@ func (d *direct) conv(c *foldedConv, src, dst, skip []float32, n int, relu, comp
 		}
 	} else {
 		t.segLen[0] = int64(c.in)
-	}
-	if cap(c.w) < len(c.w)+weightSlack || cap(c.b) < len(c.b)+weightSlack {
-		panic("nn: direct convolution of weights without room after them")
 	}
 	t.in = unsafe.Pointer(&src[0])
 	t.ldw = outStride
@@ -168,11 +178,11 @@ func (d *direct) conv(c *foldedConv, src, dst, skip []float32, n int, relu, comp
 		if skip != nil {
 			t.skip = unsafe.Pointer(&skip[col])
 		}
-		for first := 0; first < n; first += d.arch.pixels {
+		for first := lo; first < hi; first += d.arch.pixels {
 			// A last, partial tile repeats its last pixel: the same
 			// values are stored twice.
 			for r := range d.arch.pixels {
-				i := min(first+r, n-1)
+				i := min(first+r, hi-1)
 				p := int64(d.pix[i])
 				t.inOff[r] = p * inStride
 				if compact {
@@ -184,4 +194,57 @@ func (d *direct) conv(c *foldedConv, src, dst, skip []float32, n int, relu, comp
 			directKernel(d.arch, groups, &t)
 		}
 	}
+}
+
+// directTrain is a training graph's 3×3 convolution (no bias, no ReLU:
+// batch norm follows) on the direct kernels: the NCHW batch is laid out
+// in padded pixels, convolved into compact pixels, and laid back out as
+// NCHW. Its buffers are kept from step to step; the borders of the
+// padded input are never written, so they stay zero.
+type directTrain struct {
+	geom   directGeom
+	padded []float32  // (batch·padCells, in)
+	out    []float32  // (batch·cells, out)
+	fc     foldedConv // the step's weights, packed for the kernels, zero bias
+}
+
+// run computes y = x ⊛ w for a batch of NCHW tensors, w packed by pack
+// into fc.w ((kernel·kernel·in, out) rows), with the batch split over the
+// cores.
+func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch int, x, y []float32, pack func(dst []float32)) {
+	cells := sh.cells()
+	if len(t.geom.pix) != batch*cells {
+		t.geom = newDirectGeom(arch, sh, batch)
+		t.padded = make([]float32, batch*t.geom.padCells*in)
+		t.out = make([]float32, batch*cells*out)
+		t.fc = foldedConv{kernel: kernel, in: in, out: out,
+			w: make([]float32, kernel*kernel*in*out, kernel*kernel*in*out+weightSlack),
+			b: make([]float32, out, out+weightSlack)}
+	}
+	pack(t.fc.w)
+	parallelFor(batch, 0, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			pix := t.geom.pix[b*cells : (b+1)*cells]
+			for c := 0; c < in; c++ {
+				plane := x[(b*in+c)*cells : (b*in+c+1)*cells]
+				for cell, v := range plane {
+					t.padded[int(pix[cell])*in+c] = v
+				}
+			}
+		}
+	})
+	parallelFor(batch*cells, 0, func(_, lo, hi int) {
+		t.geom.conv(&t.fc, t.padded, t.out, nil, lo, hi, false, true)
+	})
+	parallelFor(batch, 0, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			rows := t.out[b*cells*out : (b+1)*cells*out]
+			for o := 0; o < out; o++ {
+				plane := y[(b*out+o)*cells : (b*out+o+1)*cells]
+				for cell := range plane {
+					plane[cell] = rows[cell*out+o]
+				}
+			}
+		}
+	})
 }

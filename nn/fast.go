@@ -377,21 +377,21 @@ func (e *Evaluator) towerDirect(count int) (policy, value []float32) {
 	f, d := e.f, e.d
 	n := count * f.shape.cells()
 	d.load(e.input, f.shape, count)
-	d.conv(&f.stem, d.in, d.x, nil, n, true, false)
+	d.conv(&f.stem, d.in, d.x, nil, 0, n, true, false)
 	x, y, z := d.x, d.y, d.z
 	for i := range f.blocks {
-		d.conv(&f.blocks[i][0], x, y, nil, n, true, false)
+		d.conv(&f.blocks[i][0], x, y, nil, 0, n, true, false)
 		if g := f.gpool[i]; g != nil {
 			gpoolBias(g, y, d.pix, count, f.shape.cells(), f.cfg.Filters, e.pooled, e.poolBias)
 		}
-		d.conv(&f.blocks[i][1], y, z, x, n, true, false)
+		d.conv(&f.blocks[i][1], y, z, x, 0, n, true, false)
 		x, z = z, x
 	}
 	// The heads' outputs are compact, in buffers of their own: the
 	// tower's keep their zero borders.
 	policy, value = e.heads[:n*f.cfg.PolicyFilters], e.heads[n*f.cfg.PolicyFilters:][:n*f.cfg.ValueFilters]
-	d.conv(&f.policyConv, x, policy, nil, n, true, true)
-	d.conv(&f.valueConv, x, value, nil, n, true, true)
+	d.conv(&f.policyConv, x, policy, nil, 0, n, true, true)
+	d.conv(&f.valueConv, x, value, nil, 0, n, true, true)
 	return policy, value
 }
 

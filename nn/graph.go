@@ -40,7 +40,10 @@ type graph struct {
 // package's own operations (trainops.go), which update the Network's
 // running statistics directly; otherwise Gorgonia's, whose statistics
 // loadStats and storeStats copy.
-func (n *Network) buildGraph(batch int, training, ownOps bool, bnMomentum float64) (*graph, error) {
+//
+// kernels, where not nil, are the direct convolution kernels that the
+// package's own 3×3 convolutions and their input gradients run on.
+func (n *Network) buildGraph(batch int, training, ownOps bool, bnMomentum float64, kernels *directArch) (*graph, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("batch size %d, want at least 1", batch)
 	}
@@ -59,7 +62,7 @@ func (n *Network) buildGraph(batch int, training, ownOps bool, bnMomentum float6
 		gr.weights = append(gr.weights, node)
 	}
 
-	b := builder{gr: gr, nodes: nodes, training: training, ownOps: ownOps && training, momentum: bnMomentum, height: sh.height, width: sh.width}
+	b := builder{gr: gr, nodes: nodes, training: training, ownOps: ownOps && training, momentum: bnMomentum, height: sh.height, width: sh.width, kernels: kernels}
 	x := b.convBN(gr.input, &n.stem, true)
 	for i := range n.blocks {
 		y := b.convBN(x, &n.blocks[i][0], true)
@@ -107,6 +110,7 @@ type builder struct {
 	height   int
 	width    int
 	ws       *workspace // shared by the graph's own convolutions
+	kernels  *directArch
 	err      error
 }
 
@@ -149,7 +153,7 @@ func (b *builder) ownConvBN(x *G.Node, c *conv, relu bool, skip *G.Node) *G.Node
 	if b.ws == nil {
 		b.ws = &workspace{}
 	}
-	geom := convGeom{name: name, kernel: c.kernel, in: c.in, out: c.out, height: b.height, width: b.width, ws: b.ws}
+	geom := convGeom{name: name, kernel: c.kernel, in: c.in, out: c.out, height: b.height, width: b.width, ws: b.ws, kernels: b.kernels}
 	y, err := conv2d(x, b.nodes[c.w], geom)
 	if err != nil {
 		b.err = fmt.Errorf("%s: %w", c.w.name, err)
@@ -260,7 +264,7 @@ func (gr *graph) setInput(inputs []float32) {
 // it is the reference the Evaluator is checked against and a measure of
 // Gorgonia's speed, not the search's evaluator.
 func (n *Network) GorgoniaForward(inputs []float32, count int) (logits, wdl []float32, err error) {
-	gr, err := n.buildGraph(count, false, false, 0)
+	gr, err := n.buildGraph(count, false, false, 0, nil)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -135,6 +135,10 @@ type Trainer struct {
 	// gorgoniaOps builds graphs with Gorgonia's own convolution and batch
 	// norm: the reference the package's operations are tested against.
 	gorgoniaOps bool
+	// kernels are the direct convolution kernels the package's 3×3
+	// convolutions run on, nil for im2col + matrix multiply (set when the
+	// trainer is made, as evaluators choose theirs).
+	kernels *directArch
 }
 
 // trainGraph is the forward pass, the losses and their gradients for one
@@ -159,6 +163,9 @@ func NewTrainer(net *Network, cfg TrainConfig) (*Trainer, error) {
 		return nil, fmt.Errorf("train config: %w", err)
 	}
 	t := &Trainer{net: net, cfg: cfg, graphs: map[int]*trainGraph{}}
+	if arch, ok := directDefault(); ok {
+		t.kernels = &arch
+	}
 	for _, p := range net.learnables {
 		t.velocity = append(t.velocity, make([]float32, len(p.data)))
 	}
@@ -428,7 +435,7 @@ func (t *Trainer) graph(n int) (*trainGraph, error) {
 	if tg, ok := t.graphs[n]; ok {
 		return tg, nil
 	}
-	gr, err := t.net.buildGraph(n, true, !t.gorgoniaOps, t.cfg.BatchNormMomentum)
+	gr, err := t.net.buildGraph(n, true, !t.gorgoniaOps, t.cfg.BatchNormMomentum, t.kernels)
 	if err != nil {
 		return nil, err
 	}

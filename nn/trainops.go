@@ -100,6 +100,34 @@ type convGeom struct {
 	name                           string
 	kernel, in, out, height, width int
 	ws                             *workspace
+	// kernels, where not nil, run a 3×3 convolution and its input
+	// gradient directly (directTrain) instead of by im2col + GEMM.
+	kernels *directArch
+}
+
+// direct says whether the convolution runs on the direct kernels.
+func (g convGeom) direct() bool { return g.kernels != nil && g.kernel == 3 }
+
+func (g convGeom) shape() shape { return shape{height: g.height, width: g.width} }
+
+// packWeights lays weights w (out, in, kernel, kernel) out as the direct
+// kernels read them, (kernel·kernel·in, out) rows, into dst; flipped, the
+// weights of the input gradient's convolution instead: the kernel turned
+// by 180° with in and out swapped, (kernel·kernel·out, in).
+func (g convGeom) packWeights(w, dst []float32, flipped bool) {
+	kk := g.kernel * g.kernel
+	for o := 0; o < g.out; o++ {
+		for c := 0; c < g.in; c++ {
+			from := w[(o*g.in+c)*kk : (o*g.in+c+1)*kk]
+			for k, v := range from {
+				if flipped {
+					dst[((kk-1-k)*g.out+o)*g.in+c] = v
+				} else {
+					dst[(k*g.in+c)*g.out+o] = v
+				}
+			}
+		}
+	}
 }
 
 func (g convGeom) cells() int { return g.height * g.width }
@@ -196,7 +224,8 @@ func conv2d(x, w *G.Node, g convGeom) (*G.Node, error) {
 // convOp is the forward convolution.
 type convOp struct {
 	convGeom
-	y []float32
+	y  []float32
+	dt directTrain
 }
 
 func tensorType(dims int) G.TensorType { return G.TensorType{Dims: dims, Of: hm.TypeVariable('a')} }
@@ -233,6 +262,10 @@ func (op *convOp) Do(in ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("%s: input %v, %d weights, want %d channels of %d×%d and %d weights", op.name, xs, len(w), op.in, op.height, op.width, op.out*k)
 	}
 	op.y = grow(op.y, batch*op.out*cells)
+	if op.direct() {
+		op.dt.run(*op.kernels, op.shape(), op.kernel, op.in, op.out, batch, x, op.y, func(dst []float32) { op.packWeights(w, dst, false) })
+		return dense4(op.y, batch, op.out, op.height, op.width), nil
+	}
 	group := op.groupImages()
 	cols, prod, _ := op.ws.buffers(k*group*cells, op.out*group*cells, 0)
 	parallelFor(batch, len(cols), func(worker, lo, hi int) {
@@ -264,6 +297,7 @@ type convInputGradOp struct {
 	convGeom
 	flipped []float32 // (in, out, kernel, kernel)
 	dx      []float32
+	dt      directTrain
 }
 
 func (op *convInputGradOp) Arity() int { return 2 }
@@ -300,6 +334,10 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 		return nil, fmt.Errorf("%s input gradient: gradient %v, %d weights", op.name, ds, len(w))
 	}
 	op.dx = grow(op.dx, batch*op.in*cells)
+	if op.direct() {
+		op.dt.run(*op.kernels, op.shape(), op.kernel, op.out, op.in, batch, dy, op.dx, func(dst []float32) { op.packWeights(w, dst, true) })
+		return dense4(op.dx, batch, op.in, op.height, op.width), nil
+	}
 	kk := op.kernel * op.kernel
 	op.flipped = grow(op.flipped, len(w))
 	for o := 0; o < op.out; o++ {

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"testing"
@@ -11,9 +12,10 @@ import (
 )
 
 // TestOwnOpsMatchGorgonia trains two copies of a network side by side,
-// one on the package's convolution and batch norm, one on Gorgonia's, and
-// checks the losses, every gradient, the running statistics and the
-// weights after a few steps agree, with one core and with several.
+// one on the package's convolution (by im2col, or on each set of direct
+// kernels) and batch norm, one on Gorgonia's, and checks the losses,
+// every gradient, the running statistics and the weights after a few
+// steps agree, with one core and with several.
 func TestOwnOpsMatchGorgonia(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -28,51 +30,67 @@ func TestOwnOpsMatchGorgonia(t *testing.T) {
 		{"othello-pooling-conv-policy", othello.Othello(), Config{Blocks: 2, Filters: 8, PolicyFilters: 4, ValueFilters: 1, ValueHidden: 8, GlobalPooling: true, PolicyHead: "conv"},
 			randomBatch(othello.Othello(), 17, 5)},
 	}
+	// The package's convolutions by im2col + GEMM, and on each set of
+	// direct kernels the CPU has.
+	kernels := []*directArch{nil}
+	for _, arch := range directArchs() {
+		kernels = append(kernels, &arch)
+	}
 	for _, c := range cases {
 		for _, procs := range []int{1, 3} {
-			t.Run(c.name, func(t *testing.T) {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-				trainers := [2]*Trainer{}
-				for i := range trainers {
-					net, err := New(c.game, c.cfg, 7)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if trainers[i], err = NewTrainer(net, DefaultTrainConfig()); err != nil {
-						t.Fatal(err)
-					}
+			for _, k := range kernels {
+				name := c.name + "/im2col"
+				if k != nil {
+					name = c.name + "/" + k.name
 				}
-				own, ref := trainers[0], trainers[1]
-				ref.gorgoniaOps = true
-				for step := 0; step < 3; step++ {
-					l1, g1, err := own.gradients(c.batch)
-					if err != nil {
-						t.Fatal(err)
-					}
-					l2, g2, err := ref.gradients(c.batch)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !near(l1.Policy, l2.Policy) || !near(l1.Value, l2.Value) || !near(l1.Ownership, l2.Ownership) || !near(l1.Score, l2.Score) {
-						t.Fatalf("step %d: losses %+v, Gorgonia's %+v", step, l1, l2)
-					}
-					for i, p := range own.net.learnables {
-						compare(t, "gradient of "+p.name, g1[i], g2[i])
-					}
-					for i, p := range own.net.stats {
-						compare(t, p.name, p.data, ref.net.stats[i].data)
-					}
-					for _, tr := range trainers {
-						if _, err := tr.Step(c.batch); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-				for i, p := range own.net.learnables {
-					compare(t, p.name+" after 3 steps", p.data, ref.net.learnables[i].data)
-				}
-			})
+				name += fmt.Sprintf("/procs%d", procs)
+				t.Run(name, func(t *testing.T) { testOwnOpsMatchGorgonia(t, c.game, c.cfg, c.batch, procs, k) })
+			}
 		}
+	}
+}
+
+func testOwnOpsMatchGorgonia(t *testing.T, game env.Game, cfg Config, batch Batch, procs int, kernels *directArch) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	trainers := [2]*Trainer{}
+	for i := range trainers {
+		net, err := New(game, cfg, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if trainers[i], err = NewTrainer(net, DefaultTrainConfig()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own, ref := trainers[0], trainers[1]
+	own.kernels = kernels
+	ref.gorgoniaOps = true
+	for step := 0; step < 3; step++ {
+		l1, g1, err := own.gradients(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l2, g2, err := ref.gradients(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(l1.Policy, l2.Policy) || !near(l1.Value, l2.Value) || !near(l1.Ownership, l2.Ownership) || !near(l1.Score, l2.Score) {
+			t.Fatalf("step %d: losses %+v, Gorgonia's %+v", step, l1, l2)
+		}
+		for i, p := range own.net.learnables {
+			compare(t, "gradient of "+p.name, g1[i], g2[i])
+		}
+		for i, p := range own.net.stats {
+			compare(t, p.name, p.data, ref.net.stats[i].data)
+		}
+		for _, tr := range trainers {
+			if _, err := tr.Step(batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, p := range own.net.learnables {
+		compare(t, p.name+" after 3 steps", p.data, ref.net.learnables[i].data)
 	}
 }
 
