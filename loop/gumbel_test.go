@@ -10,8 +10,16 @@ import (
 )
 
 // search.mode and search.gumbel_considered reach the search, and a bad
-// value is an error naming its key.
+// value is an error naming its key. The Othello configs ship Gumbel (it
+// won the match at equal training time); YINSH's still PUCT.
 func TestConfigSearchMode(t *testing.T) {
+	blitz, err := LoadConfig("../configs/yinsh-blitz.yaml", games.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blitz.Search.Mode != mcts.PUCT {
+		t.Errorf("yinsh-blitz.yaml searches with %v, want puct", blitz.Search.Mode)
+	}
 	raw, err := os.ReadFile("../configs/reversi.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -20,17 +28,23 @@ func TestConfigSearchMode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if shipped.Search.Mode != mcts.PUCT {
-		t.Errorf("the shipped config searches with %v, want puct", shipped.Search.Mode)
+	if shipped.Search.Mode != mcts.Gumbel || shipped.Search.GumbelConsidered != 16 {
+		t.Errorf("reversi.yaml searches with %v, %d considered, want gumbel with 16", shipped.Search.Mode, shipped.Search.GumbelConsidered)
 	}
-	text := strings.Replace(string(raw), "mode: puct", "mode: gumbel", 1)
-	text = strings.Replace(text, "gumbel_considered: 16", "gumbel_considered: 8", 1)
+	text := strings.Replace(string(raw), "gumbel_considered: 16", "gumbel_considered: 8", 1)
 	cfg, err := ParseConfig([]byte(text), games.Builtin())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.Search.Mode != mcts.Gumbel || cfg.Search.GumbelConsidered != 8 {
 		t.Errorf("search %v with %d considered, want gumbel with 8", cfg.Search.Mode, cfg.Search.GumbelConsidered)
+	}
+	puct, err := ParseConfig([]byte(strings.Replace(text, "mode: gumbel", "mode: puct", 1)), games.Builtin())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if puct.Search.Mode != mcts.PUCT {
+		t.Errorf("mode: puct gives %v", puct.Search.Mode)
 	}
 	for _, tt := range []struct{ from, to, want string }{
 		{"mode: gumbel", "mode: alphazero", "mode: unknown search mode \"alphazero\""},
