@@ -299,56 +299,43 @@ func TestDecodeShardBounds(t *testing.T) {
 	}
 }
 
-// TestShardVersion1 reads a shard written by the first format, whose
-// outcomes were int8: they come back as exactly -1, 0 and 1.
-// testdata/v1.shard holds three tic-tac-toe samples made as v1Samples
-// says; a shard written today is of the second format.
-func TestShardVersion1(t *testing.T) {
+// TestOldShardVersions reads shards of the earlier formats, which had no
+// auxiliary targets. testdata/v1.shard holds three tic-tac-toe samples
+// made as v1Samples says, with int8 outcomes that come back as exactly
+// -1, 0 and 1; testdata/v2.shard holds the same samples with real
+// outcomes (halved). A shard written today is of the third format.
+func TestOldShardVersions(t *testing.T) {
 	g := tictactoe.Game{}
-	got, err := ReadShard(filepath.Join("testdata", "v1.shard"), g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := v1Samples()
-	if len(got) != len(want) {
-		t.Fatalf("read %d samples, want %d", len(got), len(want))
-	}
-	for i := range got {
-		a, b := got[i], want[i]
-		if !slices.Equal(a.Planes, b.Planes) || !slices.Equal(a.Legal, b.Legal) || !slices.Equal(a.Policy, b.Policy) ||
-			a.Outcome != b.Outcome || a.Weight != b.Weight {
-			t.Errorf("sample %d: read %+v, want %+v", i, a, b)
+	for _, tt := range []struct {
+		file         string
+		outcomeScale float32
+	}{
+		{"v1.shard", 1},
+		{"v2.shard", 0.5},
+	} {
+		got, err := ReadShard(filepath.Join("testdata", tt.file), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := v1Samples()
+		if len(got) != len(want) {
+			t.Fatalf("%s: read %d samples, want %d", tt.file, len(got), len(want))
+		}
+		for i := range got {
+			a, b := got[i], want[i]
+			b.Outcome *= tt.outcomeScale
+			if !slices.Equal(a.Planes, b.Planes) || !slices.Equal(a.Legal, b.Legal) || !slices.Equal(a.Policy, b.Policy) ||
+				a.Outcome != b.Outcome || a.Weight != b.Weight || a.HasOwnership() {
+				t.Errorf("%s sample %d: read %+v, want %+v", tt.file, i, a, b)
+			}
 		}
 	}
-	raw, err := EncodeShard(g, want)
+	raw, err := EncodeShard(g, v1Samples())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if v := binary.LittleEndian.Uint16(raw[8:]); v != 3 {
 		t.Errorf("a new shard is of format version %d, want 3", v)
-	}
-}
-
-// TestShardVersion2 reads a shard written by the second format, which had
-// no auxiliary targets: testdata/v2.shard holds v1Samples with real
-// outcomes.
-func TestShardVersion2(t *testing.T) {
-	g := tictactoe.Game{}
-	got, err := ReadShard(filepath.Join("testdata", "v2.shard"), g)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := v1Samples()
-	if len(got) != len(want) {
-		t.Fatalf("read %d samples, want %d", len(got), len(want))
-	}
-	for i := range got {
-		a, b := got[i], want[i]
-		b.Outcome /= 2
-		if !slices.Equal(a.Planes, b.Planes) || !slices.Equal(a.Legal, b.Legal) || !slices.Equal(a.Policy, b.Policy) ||
-			a.Outcome != b.Outcome || a.Weight != b.Weight || a.HasOwnership() {
-			t.Errorf("sample %d: read %+v, want %+v", i, a, b)
-		}
 	}
 }
 
