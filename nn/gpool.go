@@ -29,6 +29,7 @@ func gpoolBlock(i int) bool { return i%2 == 0 }
 // poolOp pools x (batch, channels, h, w) into (batch, 2·channels): each
 // channel's mean over the cells, then each channel's maximum.
 type poolOp struct {
+	pureOp
 	name string
 	// argmax is the cell of each maximum, kept for the gradient.
 	argmax []int
@@ -38,6 +39,7 @@ type poolOp struct {
 // poolGradOp is poolOp's gradient: a mean's gradient shared by every cell,
 // a maximum's going to its cell.
 type poolGradOp struct {
+	pureOp
 	pool *poolOp
 	dx   []float32
 }
@@ -45,6 +47,7 @@ type poolGradOp struct {
 // channelBiasOp adds a bias per position and channel, (batch, channels),
 // to every cell of x (batch, channels, h, w).
 type channelBiasOp struct {
+	pureOp
 	name string
 	y    []float32
 }
@@ -52,6 +55,7 @@ type channelBiasOp struct {
 // cellSumOp sums x (batch, channels, h, w) over the cells: the gradient of
 // channelBiasOp's bias.
 type cellSumOp struct {
+	pureOp
 	name string
 	y    []float32
 }
@@ -67,9 +71,6 @@ func (op *poolOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return tensor.Shape{s[0], 2 * s[1]}, nil
 }
-func (op *poolOp) ReturnsPtr() bool      { return false }
-func (op *poolOp) CallsExtern() bool     { return false }
-func (op *poolOp) OverwritesInput() int  { return -1 }
 func (op *poolOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "flipzero.pool %s %p", op.name, op) }
 func (op *poolOp) Hashcode() uint32      { return opHash(op) }
 func (op *poolOp) String() string        { return "Pool " + op.name }
@@ -126,9 +127,6 @@ func (op *poolGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return s.Clone(), nil
 }
-func (op *poolGradOp) ReturnsPtr() bool     { return false }
-func (op *poolGradOp) CallsExtern() bool    { return false }
-func (op *poolGradOp) OverwritesInput() int { return -1 }
 func (op *poolGradOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "flipzero.pool.grad %s %p", op.pool.name, op)
 }
@@ -172,9 +170,6 @@ func (op *channelBiasOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return s.Clone(), nil
 }
-func (op *channelBiasOp) ReturnsPtr() bool     { return false }
-func (op *channelBiasOp) CallsExtern() bool    { return false }
-func (op *channelBiasOp) OverwritesInput() int { return -1 }
 func (op *channelBiasOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "flipzero.chanbias %s %p", op.name, op)
 }
@@ -225,9 +220,6 @@ func (op *cellSumOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return tensor.Shape{s[0], s[1]}, nil
 }
-func (op *cellSumOp) ReturnsPtr() bool      { return false }
-func (op *cellSumOp) CallsExtern() bool     { return false }
-func (op *cellSumOp) OverwritesInput() int  { return -1 }
 func (op *cellSumOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "flipzero.cellsum %s %p", op.name, op) }
 func (op *cellSumOp) Hashcode() uint32      { return opHash(op) }
 func (op *cellSumOp) String() string        { return "CellSum " + op.name }

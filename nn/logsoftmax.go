@@ -19,7 +19,7 @@ func logSoftmaxRows(x *G.Node) (*G.Node, error) {
 	return G.ApplyOp(logSoftmaxOp{}, x)
 }
 
-type logSoftmaxOp struct{}
+type logSoftmaxOp struct{ pureOp }
 
 func (logSoftmaxOp) Arity() int { return 1 }
 func (logSoftmaxOp) Type() hm.Type {
@@ -33,9 +33,6 @@ func (logSoftmaxOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return s.Clone(), nil
 }
-func (logSoftmaxOp) ReturnsPtr() bool      { return false }
-func (logSoftmaxOp) CallsExtern() bool     { return false }
-func (logSoftmaxOp) OverwritesInput() int  { return -1 }
 func (logSoftmaxOp) WriteHash(h hash.Hash) { h.Write([]byte("flipzero.logsoftmax")) }
 func (op logSoftmaxOp) Hashcode() uint32   { return opHash(op) }
 func (logSoftmaxOp) String() string        { return "LogSoftmaxRows" }
@@ -79,7 +76,7 @@ func (logSoftmaxOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, erro
 
 // logSoftmaxGradOp computes the input gradient of logSoftmaxOp from its
 // output and the output's gradient.
-type logSoftmaxGradOp struct{}
+type logSoftmaxGradOp struct{ pureOp }
 
 func (logSoftmaxGradOp) Arity() int { return 2 }
 func (logSoftmaxGradOp) Type() hm.Type {
@@ -93,9 +90,6 @@ func (logSoftmaxGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return s.Clone(), nil
 }
-func (logSoftmaxGradOp) ReturnsPtr() bool      { return false }
-func (logSoftmaxGradOp) CallsExtern() bool     { return false }
-func (logSoftmaxGradOp) OverwritesInput() int  { return -1 }
 func (logSoftmaxGradOp) WriteHash(h hash.Hash) { h.Write([]byte("flipzero.logsoftmax.grad")) }
 func (op logSoftmaxGradOp) Hashcode() uint32   { return opHash(op) }
 func (logSoftmaxGradOp) String() string        { return "LogSoftmaxRowsGrad" }
@@ -120,6 +114,14 @@ func (logSoftmaxGradOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	return tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(out)), nil
 }
+
+// pureOp is embedded in the package's Gorgonia operations: each returns a
+// new value of its own, calls nothing outside Go, and overwrites no input.
+type pureOp struct{}
+
+func (pureOp) ReturnsPtr() bool     { return false }
+func (pureOp) CallsExtern() bool    { return false }
+func (pureOp) OverwritesInput() int { return -1 }
 
 func opHash(op interface{ WriteHash(hash.Hash) }) uint32 {
 	h := fnv.New32a()

@@ -50,6 +50,7 @@ func (b *builder) convPolicy(p *G.Node, n *Network) *G.Node {
 // planes, h, w), flattened per position, followed by the global logits
 // (batch, global) when there are any: logit a = values[index[a]].
 type gatherOp struct {
+	pureOp
 	index           []int32
 	spatial, global int
 	y               []float32
@@ -58,6 +59,7 @@ type gatherOp struct {
 // scatterOp is gatherOp's gradient for one of its inputs: each action's
 // gradient added where its logit came from.
 type scatterOp struct {
+	pureOp
 	gather *gatherOp
 	which  int // 0: the planes, 1: the global logits
 	dx     []float32
@@ -82,9 +84,6 @@ func (op *gatherOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return tensor.Shape{s[0], len(op.index)}, nil
 }
-func (op *gatherOp) ReturnsPtr() bool      { return false }
-func (op *gatherOp) CallsExtern() bool     { return false }
-func (op *gatherOp) OverwritesInput() int  { return -1 }
 func (op *gatherOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "flipzero.gather %p", op) }
 func (op *gatherOp) Hashcode() uint32      { return opHash(op) }
 func (op *gatherOp) String() string        { return "PolicyGather" }
@@ -164,9 +163,6 @@ func (op *scatterOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return s.Clone(), nil
 }
-func (op *scatterOp) ReturnsPtr() bool     { return false }
-func (op *scatterOp) CallsExtern() bool    { return false }
-func (op *scatterOp) OverwritesInput() int { return -1 }
 func (op *scatterOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "flipzero.scatter%d %p", op.which, op.gather)
 }

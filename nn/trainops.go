@@ -223,6 +223,7 @@ func conv2d(x, w *G.Node, g convGeom) (*G.Node, error) {
 
 // convOp is the forward convolution.
 type convOp struct {
+	pureOp
 	convGeom
 	y  []float32
 	dt directTrain
@@ -241,9 +242,6 @@ func (op *convOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return tensor.Shape{s[0], op.out, op.height, op.width}, nil
 }
-func (op *convOp) ReturnsPtr() bool      { return false }
-func (op *convOp) CallsExtern() bool     { return false }
-func (op *convOp) OverwritesInput() int  { return -1 }
 func (op *convOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "flipzero.conv %s %p", op.name, op) }
 func (op *convOp) Hashcode() uint32      { return opHash(op) }
 func (op *convOp) String() string        { return "Conv " + op.name }
@@ -294,6 +292,7 @@ func (op *convOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error)
 // flipped in space and transposed (in ↔ out), so it is done as the
 // forward pass is.
 type convInputGradOp struct {
+	pureOp
 	convGeom
 	flipped []float32 // (in, out, kernel, kernel)
 	dx      []float32
@@ -311,9 +310,6 @@ func (op *convInputGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return tensor.Shape{s[0], op.in, op.height, op.width}, nil
 }
-func (op *convInputGradOp) ReturnsPtr() bool     { return false }
-func (op *convInputGradOp) CallsExtern() bool    { return false }
-func (op *convInputGradOp) OverwritesInput() int { return -1 }
 func (op *convInputGradOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "flipzero.conv.dx %s %p", op.name, op)
 }
@@ -364,6 +360,7 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 // its input and the output's gradient: Σ over images of dy·im2col(x)ᵀ,
 // each worker summing its images, then the workers' sums added.
 type convWeightGradOp struct {
+	pureOp
 	convGeom
 	dw []float32
 }
@@ -375,9 +372,6 @@ func (op *convWeightGradOp) Type() hm.Type {
 func (op *convWeightGradOp) InferShape(...G.DimSizer) (tensor.Shape, error) {
 	return tensor.Shape{op.out, op.in, op.kernel, op.kernel}, nil
 }
-func (op *convWeightGradOp) ReturnsPtr() bool     { return false }
-func (op *convWeightGradOp) CallsExtern() bool    { return false }
-func (op *convWeightGradOp) OverwritesInput() int { return -1 }
 func (op *convWeightGradOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "flipzero.conv.dw %s %p", op.name, op)
 }
@@ -447,9 +441,9 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 func batchNorm(x, gamma, beta, skip *G.Node, name string, mean, variance []float32, momentum float64, relu bool) (*G.Node, error) {
 	st := &bnState{name: name, runningMean: mean, runningVar: variance, momentum: momentum, relu: relu || skip != nil, skip: skip != nil}
 	if skip != nil {
-		return G.ApplyOp(&bnOp{st}, x, gamma, beta, skip)
+		return G.ApplyOp(&bnOp{bnState: st}, x, gamma, beta, skip)
 	}
-	return G.ApplyOp(&bnOp{st}, x, gamma, beta)
+	return G.ApplyOp(&bnOp{bnState: st}, x, gamma, beta)
 }
 
 // bnState is shared by a batch norm and its gradients: the last batch's
@@ -467,7 +461,10 @@ type bnState struct {
 	sumDy, sumDyXhat []float64
 }
 
-type bnOp struct{ *bnState }
+type bnOp struct {
+	pureOp
+	*bnState
+}
 
 func (op bnOp) Arity() int {
 	if op.skip {
@@ -488,9 +485,6 @@ func (op bnOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return s.Clone(), nil
 }
-func (op bnOp) ReturnsPtr() bool      { return false }
-func (op bnOp) CallsExtern() bool     { return false }
-func (op bnOp) OverwritesInput() int  { return -1 }
 func (op bnOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "flipzero.bn %s %p", op.name, op.bnState) }
 func (op bnOp) Hashcode() uint32      { return opHash(op) }
 func (op bnOp) String() string        { return "BatchNorm " + op.name }
@@ -608,6 +602,7 @@ func (op bnOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 // ReLU cut y to 0), with x̂ = (x − mean)·invStd:
 // dβ = Σdy, dγ = Σdy·x̂, dx = γ·invStd·(dy − mean(dy) − x̂·mean(dy·x̂)).
 type bnGradOp struct {
+	pureOp
 	*bnState
 	which int // 0: dx, 1: dγ, 2: dβ, 3: the skip's (dy where y > 0)
 	out   []float32
@@ -628,9 +623,6 @@ func (op *bnGradOp) InferShape(in ...G.DimSizer) (tensor.Shape, error) {
 	}
 	return s.Clone(), nil
 }
-func (op *bnGradOp) ReturnsPtr() bool     { return false }
-func (op *bnGradOp) CallsExtern() bool    { return false }
-func (op *bnGradOp) OverwritesInput() int { return -1 }
 func (op *bnGradOp) WriteHash(h hash.Hash) {
 	fmt.Fprintf(h, "flipzero.bn.grad%d %s %p", op.which, op.name, op.bnState)
 }
