@@ -28,8 +28,10 @@ type ArenaOptions struct {
 	// with: 0 takes DefaultOpeningPlies, a negative number none.
 	OpeningPlies int
 	// Seed makes the openings repeatable, and the players' random
-	// choices too when one worker plays (with several, which games a
-	// worker gets depends on timing).
+	// choices too for the same Workers and PerWorker: each worker plays
+	// a fixed share of the games (see match.take), so which seat and
+	// random stream meets which game does not depend on timing. An SPRT
+	// that stops the match early still does.
 	Seed uint64
 	// SPRT, when set, stops starting new games once the test decides; the
 	// games under way are played out.
@@ -137,7 +139,10 @@ func RunArena(ctx context.Context, g env.Game, a, b player.Player, opts ArenaOpt
 	if opts.MaxPlies <= 0 {
 		opts.MaxPlies = 10000
 	}
-	m := &match{game: g, players: [2]player.Player{a, b}, opts: opts}
+	m := &match{game: g, players: [2]player.Player{a, b}, opts: opts, next: make([]int, opts.Workers)}
+	for w := range m.next {
+		m.next[w] = w
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, opts.Workers)
 	for w := 0; w < opts.Workers; w++ {
@@ -159,21 +164,25 @@ type match struct {
 	opts    ArenaOptions
 
 	mu       sync.Mutex
-	next     int
-	stopped  bool // by the SPRT, an error or OnGame
+	next     []int // each worker's next game
+	stopped  bool  // by the SPRT, an error or OnGame
 	finished int
 	result   ArenaResult
 }
 
-// take hands out the next game to play, if any.
-func (m *match) take() (int, bool) {
+// take hands worker its next game, if any: worker w plays games w,
+// w+Workers, w+2·Workers and so on, in order. Handing games to whichever
+// worker frees up first would balance the load a little better at the
+// end, but the games a seat meets would then depend on timing, and so
+// would its random choices.
+func (m *match) take(worker int) (int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.stopped || m.next >= m.opts.Games {
+	if m.stopped || m.next[worker] >= m.opts.Games {
 		return 0, false
 	}
-	m.next++
-	return m.next - 1, true
+	m.next[worker] += m.opts.Workers
+	return m.next[worker] - m.opts.Workers, true
 }
 
 func (m *match) stop() {
@@ -285,7 +294,7 @@ func (m *match) work(ctx context.Context, worker int) (err error) {
 			if tables[i].active {
 				continue
 			}
-			index, ok := m.take()
+			index, ok := m.take(worker)
 			if !ok {
 				continue
 			}
@@ -322,17 +331,17 @@ func (m *match) work(ctx context.Context, worker int) (err error) {
 			}
 		}
 		if !anyActive {
-			if m.isStopped() || !m.anyLeft() {
+			if m.isStopped() || !m.anyLeft(worker) {
 				return nil
 			}
 		}
 	}
 }
 
-func (m *match) anyLeft() bool {
+func (m *match) anyLeft(worker int) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.next < m.opts.Games
+	return m.next[worker] < m.opts.Games
 }
 
 // sideToMove is 0 when A is to move at t, 1 for B.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/flipzero/flipzero/player"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/player"
 )
 
 func game(t testing.TB, name string) env.Game {
@@ -370,5 +372,63 @@ func BenchmarkArena(b *testing.B) {
 			b.ReportMetric(float64(games)/b.Elapsed().Seconds(), "games/s")
 			b.ReportMetric(float64(moves)/b.Elapsed().Seconds(), "moves/s")
 		})
+	}
+}
+
+// jittery wraps a player so that its seats take a random while over each
+// move: the timing of a match changes from run to run, what the players
+// choose must not.
+type jittery struct{ player.Player }
+
+func (j jittery) Seat(g env.Game, games int, seed uint64) (player.Seat, error) {
+	s, err := j.Player.Seat(g, games, seed)
+	return jitterySeat{s}, err
+}
+
+type jitterySeat struct{ player.Seat }
+
+func (s jitterySeat) Moves(ctx context.Context, slots []int, states []env.State, moves []int) error {
+	time.Sleep(time.Duration(rand.IntN(300)) * time.Microsecond)
+	return s.Seat.Moves(ctx, slots, states, moves)
+}
+
+// TestArenaRepeatable: with the same seed and workers, a match of players
+// that choose at random is played move for move the same however its
+// workers' timing falls, one-player matches too.
+func TestArenaRepeatable(t *testing.T) {
+	lines := func(games []string) string { return strings.Join(games, "\n") }
+	twoPlayer := func() string {
+		g := game(t, "othello")
+		r, err := RunArena(context.Background(), g, jittery{named(t, "random")}, jittery{named(t, "greedy")},
+			ArenaOptions{Games: 24, Workers: 3, PerWorker: 2, Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, rec := range r.Games {
+			out = append(out, rec.Line())
+		}
+		return lines(out)
+	}
+	solo := func() string {
+		g := game(t, "reversi-solitaire")
+		r, err := RunSolo(context.Background(), g, []player.Player{jittery{named(t, "random")}, jittery{named(t, "greedy")}},
+			SoloOptions{Deals: 24, Workers: 3, PerWorker: 2, Seed: 9})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, rec := range r.Games {
+			out = append(out, rec.Line())
+		}
+		return lines(out)
+	}
+	for name, play := range map[string]func() string{"othello": twoPlayer, "reversi-solitaire": solo} {
+		first := play()
+		for run := 2; run <= 4; run++ {
+			if again := play(); again != first {
+				t.Fatalf("%s: run %d played other games than run 1 with the same seed:\n%s\n--- run 1\n%s", name, run, again, first)
+			}
+		}
 	}
 }

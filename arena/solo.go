@@ -38,7 +38,9 @@ type SoloOptions struct {
 	// that search players batch their evaluations; 0 chooses.
 	PerWorker int
 	// Seed fixes the deals (see DealSeed), and the players' random
-	// choices too when one worker plays.
+	// choices too for the same Workers and PerWorker: each worker plays a
+	// fixed share of the deals, so which seat and random stream meets
+	// which deal does not depend on timing.
 	Seed uint64
 	// MaxPlies bounds a game, chance events included (default 10000): a
 	// longer one is an error.
@@ -221,7 +223,7 @@ type soloMatch struct {
 	opts SoloOptions
 
 	mu       sync.Mutex
-	next     int // the next deal to hand out to the current player
+	next     []int // each worker's next deal for the current player
 	stopped  bool
 	finished int
 	result   SoloResult
@@ -230,7 +232,10 @@ type soloMatch struct {
 // play has player p, the match's player number i, play every deal.
 func (m *soloMatch) play(ctx context.Context, i int, p player.Player) error {
 	m.mu.Lock()
-	m.next = 0
+	m.next = make([]int, m.opts.Workers)
+	for w := range m.next {
+		m.next[w] = w
+	}
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, m.opts.Workers)
@@ -245,14 +250,16 @@ func (m *soloMatch) play(ctx context.Context, i int, p player.Player) error {
 	return errors.Join(errs...)
 }
 
-func (m *soloMatch) take() (int, bool) {
+// take hands worker its next deal, if any: deals w, w+Workers, and so
+// on (see match.take).
+func (m *soloMatch) take(worker int) (int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.stopped || m.next >= m.opts.Deals {
+	if m.stopped || m.next[worker] >= m.opts.Deals {
 		return 0, false
 	}
-	m.next++
-	return m.next - 1, true
+	m.next[worker] += m.opts.Workers
+	return m.next[worker] - m.opts.Workers, true
 }
 
 func (m *soloMatch) stop() {
@@ -332,7 +339,7 @@ func (m *soloMatch) work(ctx context.Context, i int, p player.Player, worker int
 		for k := range tables {
 			t := &tables[k]
 			if !t.active {
-				deal, ok := m.take()
+				deal, ok := m.take(worker)
 				if !ok {
 					continue
 				}

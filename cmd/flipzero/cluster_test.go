@@ -203,7 +203,7 @@ func TestClusterTicTacToe(t *testing.T) {
 	m := regexp.MustCompile(`wins (\d+) draws (\d+) losses (\d+)`).FindStringSubmatch(out.String())
 	// Random against random loses about 17 of 40 with colours
 	// alternating; three small generations lose at most one or two
-	// (which worker plays which games depends on timing).
+	// (the network itself depends on which worker's games arrived when).
 	if m == nil {
 		t.Fatalf("no result from the arena:\n%s", out.String())
 	}
