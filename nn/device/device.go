@@ -18,7 +18,9 @@ const Choices = "auto, cpu or cuda"
 // Open returns the backend named: "cpu"; "cuda", an error naming the
 // library or the GPU that is missing when it cannot start; or "auto", the
 // GPU when a CUDA driver and GPU answer and the CPU otherwise, with why in
-// note.
+// note. With "auto", a network with parts the GPU does not run (global
+// pooling, a convolutional policy head: cuda.ErrArchitecture) runs on the
+// CPU; with "cuda" it is refused, since the user asked for the GPU.
 func Open(name string) (backend nn.Backend, note string, err error) {
 	switch name {
 	case "cpu":
@@ -26,7 +28,7 @@ func Open(name string) (backend nn.Backend, note string, err error) {
 	case "cuda", "auto":
 		d, err := cuda.Open()
 		if err == nil {
-			return GPU{d}, "", nil
+			return GPU{D: d, CPUFallback: name == "auto"}, "", nil
 		}
 		if name == "cuda" {
 			return nil, "", fmt.Errorf("--device cuda: %w", err)
@@ -37,7 +39,12 @@ func Open(name string) (backend nn.Backend, note string, err error) {
 }
 
 // GPU is the CUDA backend as an nn.Backend.
-type GPU struct{ D *cuda.Device }
+type GPU struct {
+	D *cuda.Device
+	// CPUFallback runs the networks the GPU cannot (cuda.ErrArchitecture)
+	// on the CPU instead of refusing them.
+	CPUFallback bool
+}
 
 // Name says which GPU and libraries compute.
 func (g GPU) Name() string { return "cuda (" + g.D.Name() + ")" }
@@ -45,6 +52,9 @@ func (g GPU) Name() string { return "cuda (" + g.D.Name() + ")" }
 // NewInference uploads the snapshot's weights for batches of up to
 // maxBatch positions.
 func (g GPU) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
+	if g.CPUFallback && !f.Layers().Plain() {
+		return nn.CPU().NewInference(f, maxBatch)
+	}
 	return g.D.NewInference(f.Layers(), maxBatch)
 }
 
@@ -52,7 +62,7 @@ func (g GPU) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
 // with auxiliary heads, which the GPU trainer lacks (cuda.ErrAuxiliaryHeads),
 // trains on the CPU while the GPU keeps self-play's inference.
 func (g GPU) NewTraining(net *nn.Network, cfg nn.TrainConfig, velocity [][]float32, steps int64) (nn.Training, error) {
-	if arch := net.Config(); arch != arch.Inference() {
+	if arch := net.Config(); arch != arch.Inference() || g.CPUFallback && (arch.GlobalPooling || arch.ConvPolicy()) {
 		return nn.CPU().NewTraining(net, cfg, velocity, steps)
 	}
 	t, err := g.D.NewTrainer(net, cfg, velocity)

@@ -56,3 +56,36 @@ func TestGPUTrainsAuxiliaryHeadsOnTheCPU(t *testing.T) {
 		t.Errorf("training is %T at step %d, want the CPU's at step 7", tr, tr.Steps())
 	}
 }
+
+// TestAutoRunsOnTheCPUWhatTheGPUCannot: with --device auto, a network with
+// parts the CUDA backend lacks (global pooling, a convolutional policy
+// head) plays and trains on the CPU, without touching the GPU.
+func TestAutoRunsOnTheCPUWhatTheGPUCannot(t *testing.T) {
+	g := tictactoe.Game{}
+	for _, change := range []func(*nn.Config){
+		func(c *nn.Config) { c.PolicyHead = "conv" },
+		func(c *nn.Config) { c.GlobalPooling = true },
+	} {
+		cfg := nn.DefaultConfig(g)
+		change(&cfg)
+		net, err := nn.New(g, cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		auto := GPU{CPUFallback: true}
+		inf, err := auto.NewInference(net.Fold(), 4)
+		if err != nil {
+			t.Fatalf("%v: %v", cfg, err)
+		}
+		if _, ok := inf.(*nn.Evaluator); !ok {
+			t.Errorf("%v: inference is %T, want the CPU's", cfg, inf)
+		}
+		tr, err := auto.NewTraining(net, nn.DefaultTrainConfig(), nil, 3)
+		if err != nil {
+			t.Fatalf("%v: %v", cfg, err)
+		}
+		if _, ok := tr.(*nn.Trainer); !ok || tr.Steps() != 3 {
+			t.Errorf("%v: training is %T at step %d, want the CPU's at step 3", cfg, tr, tr.Steps())
+		}
+	}
+}
