@@ -10,15 +10,21 @@ import (
 )
 
 // search.mode and search.gumbel_considered reach the search, and a bad
-// value is an error naming its key. The Othello configs ship Gumbel (it
-// won the match at equal training time); YINSH's still PUCT.
+// value is an error naming its key. The Othello and YINSH configs ship
+// Gumbel (it won the matches at equal training time); tic-tac-toe and the
+// solitaire PUCT.
 func TestConfigSearchMode(t *testing.T) {
-	blitz, err := LoadConfig("../configs/yinsh-blitz.yaml", games.Builtin())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if blitz.Search.Mode != mcts.PUCT {
-		t.Errorf("yinsh-blitz.yaml searches with %v, want puct", blitz.Search.Mode)
+	for file, want := range map[string]mcts.Mode{
+		"yinsh-blitz.yaml": mcts.Gumbel, "yinsh.yaml": mcts.Gumbel, "othello.yaml": mcts.Gumbel,
+		"tictactoe.yaml": mcts.PUCT, "reversi-solitaire.yaml": mcts.PUCT,
+	} {
+		cfg, err := LoadConfig("../configs/"+file, games.Builtin())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Search.Mode != want {
+			t.Errorf("%s searches with %v, want %v", file, cfg.Search.Mode, want)
+		}
 	}
 	raw, err := os.ReadFile("../configs/reversi.yaml")
 	if err != nil {
