@@ -29,7 +29,7 @@ type ArenaOptions struct {
 	OpeningPlies int
 	// Seed makes the openings repeatable, and the players' random
 	// choices too for the same Workers and PerWorker: each worker plays
-	// a fixed share of the games (see match.take), so which seat and
+	// a fixed share of the games (see shares), so which seat and
 	// random stream meets which game does not depend on timing. An SPRT
 	// that stops the match early still does.
 	Seed uint64
@@ -139,10 +139,7 @@ func RunArena(ctx context.Context, g env.Game, a, b player.Player, opts ArenaOpt
 	if opts.MaxPlies <= 0 {
 		opts.MaxPlies = 10000
 	}
-	m := &match{game: g, players: [2]player.Player{a, b}, opts: opts, next: make([]int, opts.Workers)}
-	for w := range m.next {
-		m.next[w] = w
-	}
+	m := &match{game: g, players: [2]player.Player{a, b}, opts: opts, shares: newShares(opts.Workers, opts.Games)}
 	var wg sync.WaitGroup
 	errs := make([]error, opts.Workers)
 	for w := 0; w < opts.Workers; w++ {
@@ -164,25 +161,50 @@ type match struct {
 	opts    ArenaOptions
 
 	mu       sync.Mutex
-	next     []int // each worker's next game
-	stopped  bool  // by the SPRT, an error or OnGame
+	shares   shares
+	stopped  bool // by the SPRT, an error or OnGame
 	finished int
 	result   ArenaResult
 }
 
-// take hands worker its next game, if any: worker w plays games w,
-// w+Workers, w+2·Workers and so on, in order. Handing games to whichever
-// worker frees up first would balance the load a little better at the
-// end, but the games a seat meets would then depend on timing, and so
-// would its random choices.
+// shares deals a match's games (or deals) out to its workers: worker w
+// plays w, w+workers, w+2·workers and so on, in order. Handing games to
+// whichever worker frees up first would balance the load a little better
+// at the end, but the games a seat meets would then depend on timing, and
+// so would its random choices. Its owner's mutex guards it.
+type shares struct {
+	next  []int // each worker's next game
+	total int
+}
+
+func newShares(workers, total int) shares {
+	s := shares{next: make([]int, workers), total: total}
+	for w := range s.next {
+		s.next[w] = w
+	}
+	return s
+}
+
+// take returns worker's next game, if it has one left.
+func (s *shares) take(worker int) (int, bool) {
+	k := s.next[worker]
+	if k >= s.total {
+		return 0, false
+	}
+	s.next[worker] += len(s.next)
+	return k, true
+}
+
+func (s *shares) left(worker int) bool { return s.next[worker] < s.total }
+
+// take hands worker its next game, if any (see shares).
 func (m *match) take(worker int) (int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.stopped || m.next[worker] >= m.opts.Games {
+	if m.stopped {
 		return 0, false
 	}
-	m.next[worker] += m.opts.Workers
-	return m.next[worker] - m.opts.Workers, true
+	return m.shares.take(worker)
 }
 
 func (m *match) stop() {
@@ -341,7 +363,7 @@ func (m *match) work(ctx context.Context, worker int) (err error) {
 func (m *match) anyLeft(worker int) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.next[worker] < m.opts.Games
+	return m.shares.left(worker)
 }
 
 // sideToMove is 0 when A is to move at t, 1 for B.

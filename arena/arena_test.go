@@ -396,32 +396,21 @@ func (s jitterySeat) Moves(ctx context.Context, slots []int, states []env.State,
 // that choose at random is played move for move the same however its
 // workers' timing falls, one-player matches too.
 func TestArenaRepeatable(t *testing.T) {
-	lines := func(games []string) string { return strings.Join(games, "\n") }
 	twoPlayer := func() string {
-		g := game(t, "othello")
-		r, err := RunArena(context.Background(), g, jittery{named(t, "random")}, jittery{named(t, "greedy")},
+		r, err := RunArena(context.Background(), game(t, "othello"), jittery{named(t, "random")}, jittery{named(t, "greedy")},
 			ArenaOptions{Games: 24, Workers: 3, PerWorker: 2, Seed: 9})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, rec := range r.Games {
-			out = append(out, rec.Line())
-		}
-		return lines(out)
+		return recordLines(r.Games)
 	}
 	solo := func() string {
-		g := game(t, "reversi-solitaire")
-		r, err := RunSolo(context.Background(), g, []player.Player{jittery{named(t, "random")}, jittery{named(t, "greedy")}},
+		r, err := RunSolo(context.Background(), game(t, "reversi-solitaire"), []player.Player{jittery{named(t, "random")}, jittery{named(t, "greedy")}},
 			SoloOptions{Deals: 24, Workers: 3, PerWorker: 2, Seed: 9})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var out []string
-		for _, rec := range r.Games {
-			out = append(out, rec.Line())
-		}
-		return lines(out)
+		return recordLines(r.Games)
 	}
 	for name, play := range map[string]func() string{"othello": twoPlayer, "reversi-solitaire": solo} {
 		first := play()
@@ -431,4 +420,13 @@ func TestArenaRepeatable(t *testing.T) {
 			}
 		}
 	}
+}
+
+// recordLines is a match's games as its file holds them, a line each.
+func recordLines[G interface{ Line() string }](games []G) string {
+	lines := make([]string, len(games))
+	for i, g := range games {
+		lines[i] = g.Line()
+	}
+	return strings.Join(lines, "\n")
 }

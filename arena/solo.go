@@ -223,7 +223,7 @@ type soloMatch struct {
 	opts SoloOptions
 
 	mu       sync.Mutex
-	next     []int // each worker's next deal for the current player
+	shares   shares // the current player's deals
 	stopped  bool
 	finished int
 	result   SoloResult
@@ -232,10 +232,7 @@ type soloMatch struct {
 // play has player p, the match's player number i, play every deal.
 func (m *soloMatch) play(ctx context.Context, i int, p player.Player) error {
 	m.mu.Lock()
-	m.next = make([]int, m.opts.Workers)
-	for w := range m.next {
-		m.next[w] = w
-	}
+	m.shares = newShares(m.opts.Workers, m.opts.Deals)
 	m.mu.Unlock()
 	var wg sync.WaitGroup
 	errs := make([]error, m.opts.Workers)
@@ -250,16 +247,14 @@ func (m *soloMatch) play(ctx context.Context, i int, p player.Player) error {
 	return errors.Join(errs...)
 }
 
-// take hands worker its next deal, if any: deals w, w+Workers, and so
-// on (see match.take).
+// take hands worker its next deal, if any (see shares).
 func (m *soloMatch) take(worker int) (int, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.stopped || m.next[worker] >= m.opts.Deals {
+	if m.stopped {
 		return 0, false
 	}
-	m.next[worker] += m.opts.Workers
-	return m.next[worker] - m.opts.Workers, true
+	return m.shares.take(worker)
 }
 
 func (m *soloMatch) stop() {

@@ -5,6 +5,7 @@
 package device
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -52,20 +53,24 @@ func (g GPU) Name() string { return "cuda (" + g.D.Name() + ")" }
 // NewInference uploads the snapshot's weights for batches of up to
 // maxBatch positions.
 func (g GPU) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
-	if g.CPUFallback && !f.Layers().Plain() {
+	inf, err := g.D.NewInference(f.Layers(), maxBatch)
+	if g.CPUFallback && errors.Is(err, cuda.ErrArchitecture) {
 		return nn.CPU().NewInference(f, maxBatch)
 	}
-	return g.D.NewInference(f.Layers(), maxBatch)
+	return inf, err
 }
 
 // NewTraining uploads the network and the optimizer's momentum. A network
 // with auxiliary heads, which the GPU trainer lacks (cuda.ErrAuxiliaryHeads),
 // trains on the CPU while the GPU keeps self-play's inference.
 func (g GPU) NewTraining(net *nn.Network, cfg nn.TrainConfig, velocity [][]float32, steps int64) (nn.Training, error) {
-	if arch := net.Config(); arch != arch.Inference() || g.CPUFallback && (arch.GlobalPooling || arch.ConvPolicy()) {
+	if arch := net.Config(); arch != arch.Inference() {
 		return nn.CPU().NewTraining(net, cfg, velocity, steps)
 	}
 	t, err := g.D.NewTrainer(net, cfg, velocity)
+	if g.CPUFallback && errors.Is(err, cuda.ErrArchitecture) {
+		return nn.CPU().NewTraining(net, cfg, velocity, steps)
+	}
 	if err != nil {
 		return nil, err
 	}

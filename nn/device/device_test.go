@@ -59,7 +59,8 @@ func TestGPUTrainsAuxiliaryHeadsOnTheCPU(t *testing.T) {
 
 // TestAutoRunsOnTheCPUWhatTheGPUCannot: with --device auto, a network with
 // parts the CUDA backend lacks (global pooling, a convolutional policy
-// head) plays and trains on the CPU, without touching the GPU.
+// head) plays and trains on the CPU: the CUDA backend refuses it
+// (cuda.ErrArchitecture) before touching the GPU.
 func TestAutoRunsOnTheCPUWhatTheGPUCannot(t *testing.T) {
 	g := tictactoe.Game{}
 	for _, change := range []func(*nn.Config){
