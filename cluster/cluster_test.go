@@ -119,7 +119,12 @@ func debianServer(t *testing.T, port int, dir string) (url string, stop func()) 
 			<-done
 		}
 	}
-	t.Cleanup(stop)
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("nats-server on port %d:\n%s", port, out.String())
+		}
+	})
 	url = fmt.Sprintf("nats://127.0.0.1:%d", port)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -592,6 +597,80 @@ func TestServerRestart(t *testing.T) {
 	defer mu.Unlock()
 	if got := shards + trainer.Stats().Refused + waiting; got != len(sent) {
 		t.Errorf("%d shards accepted by the server; %d stored, %d refused, %d queued\n%s", len(sent), shards, trainer.Stats().Refused, waiting, log.String())
+	}
+}
+
+// TestLostAcknowledgement stops the server between the trainer's taking
+// a shard and its acknowledging it, under a caller's distant deadline:
+// the trainer stores the shard, gives the acknowledgement up after
+// requestTimeout rather than at the deadline, and once the server is
+// back goes on collecting, the shard stored once.
+func TestLostAcknowledgement(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out an acknowledgement's timeout")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	port, store := freePort(t), t.TempDir()
+	url, stop := debianServer(t, port, store)
+	nc := connect(t, url, Auth{})
+	run, net := newRun(t, 2)
+	var log syncBuffer
+	trainer, err := NewTrainer(nc, TrainerOptions{Run: run, Games: games.Builtin(), MaxStale: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trainer.Publish(ctx, 0, net); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(nc)
+	send := func() {
+		t.Helper()
+		h, s := goodShard(t, trainer.runID, 0)
+		m := nats.NewMsg(shardSubject(NameOf(string(run))))
+		m.Data = body(t, h, tictactoe.Game{}, s)
+		m.Header.Set(jetstream.MsgIDHeader, h.Shard)
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send()
+	batch, err := trainer.cons.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := <-batch.Messages()
+	if msg == nil {
+		t.Fatalf("no shard fetched: %v", batch.Error())
+	}
+	stop()
+	began := time.Now()
+	var got []loop.RemoteGames
+	games := trainer.receive(ctx, 1, msg, func(b loop.RemoteGames) { got = append(got, b) })
+	if waited := time.Since(began); waited > requestTimeout+5*time.Second {
+		t.Errorf("the trainer waited %v for an acknowledgement the stopped server could not answer", waited.Round(time.Second))
+	}
+	if games != 1 || len(got) != 1 {
+		t.Errorf("received %d games in %d batches, want the shard's one", games, len(got))
+	}
+	if !strings.Contains(log.String(), "acknowledging shard") {
+		t.Fatalf("the acknowledgement reached a stopped server:\n%s", log.String())
+	}
+
+	debianServer(t, port, store)
+	send()
+	got = nil
+	if err := trainer.Collect(ctx, 1, 2, func(b loop.RemoteGames) { got = append(got, b) }); err != nil {
+		t.Fatalf("collect after the restart: %v\n%s", err, log.String())
+	}
+	if len(got) != 2 || !got[0].Stored || got[1].Stored {
+		t.Errorf("after the restart collected %+v: want the stored shard and the fresh one", got)
+	}
+	if _, shards := storedSamples(t, run); shards != 2 {
+		t.Errorf("%d shards stored, want 2", shards)
+	}
+	if n := queuedNotStored(t, ctx, connect(t, url, Auth{}), run); n != 0 {
+		t.Errorf("%d shards queued that were not stored", n)
 	}
 }
 

@@ -248,8 +248,12 @@ func (t *Trainer) Publish(ctx context.Context, gen int, net *nn.Folded) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.obj.PutBytes(ctx, model, raw); err != nil {
-		return fmt.Errorf("put %s in %s: %w", model, modelStore(t.opts.Name), err)
+	err = t.retry(ctx, fmt.Sprintf("put %s in %s", model, modelStore(t.opts.Name)), func(ctx context.Context) error {
+		_, err := t.obj.PutBytes(ctx, model, raw)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	st := State{
 		Format: Format, Version: t.opts.Version, RunID: t.runID, Game: t.game.Name(),
@@ -260,8 +264,12 @@ func (t *Trainer) Publish(ctx context.Context, gen int, net *nn.Folded) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.kv.Put(ctx, stateKey, value); err != nil {
-		return fmt.Errorf("put the run's state: %w", err)
+	err = t.retry(ctx, "put the run's state", func(ctx context.Context) error {
+		_, err := t.kv.Put(ctx, stateKey, value)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	t.published = gen
 	t.logf("published generation %d for the workers of run %s", gen, t.opts.Name)
@@ -355,7 +363,10 @@ func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, ad
 		return 0
 	}
 	t.seen[h.Shard] = true
-	if err := msg.DoubleAck(ctx); err != nil {
+	actx, cancel := context.WithTimeout(ctx, requestTimeout)
+	err = msg.DoubleAck(actx)
+	cancel()
+	if err != nil {
 		// Stored all the same; a redelivery is recognised by its id.
 		t.logf("acknowledging shard %s: %v", h.Shard, err)
 	}
@@ -385,6 +396,33 @@ func (t *Trainer) check(msg []byte) (ShardHeader, []data.Sample, error) {
 	}
 	samples, err := decodeSamples(h, body, t.game)
 	return h, samples, err
+}
+
+// requestTimeout bounds one request to the server. A request written as
+// the server went away is never answered, and the caller's context may
+// have a distant deadline or none: without a bound of its own, the
+// trainer would wait for that answer until the run ends.
+const requestTimeout = 10 * time.Second
+
+// retry makes a request until the server answers it or ctx ends, each
+// attempt bounded by requestTimeout: the client reconnects by itself
+// while the server restarts, and the run goes on once it is back.
+func (t *Trainer) retry(ctx context.Context, what string, request func(context.Context) error) error {
+	for attempt := 0; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, requestTimeout)
+		err := request(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if attempt == 0 || attempt%30 == 0 {
+			t.logf("%s: %v (retrying)", what, err)
+		}
+		sleep(ctx, time.Second)
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {

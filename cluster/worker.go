@@ -388,7 +388,7 @@ func (w *worker) publish(ctx context.Context, games []selfplay.GameRecord) error
 		}
 		// An attempt once begun runs to its answer, so that a worker
 		// stopped meanwhile still knows whether the server took the shard.
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
 		_, err := w.js.PublishMsg(actx, msg)
 		cancel()
 		if err == nil {
