@@ -19,7 +19,9 @@ type Sample struct {
 	// search's visit distribution over them, in the same order.
 	Legal  []int32
 	Policy []float32
-	// Outcome is the game's final result for the mover, in [-1, 1]: 1 win,
+	// Outcome is the value target: the game's final result for the
+	// mover (mixed with the search's value where selfplay's
+	// search_value_weight says), in [-1, 1]: 1 win,
 	// 0 draw, -1 loss in a two-player game; a one-player game's final
 	// score normalised as env.Value gives it (2·score/max − 1), the same
 	// range and the same number the search backs up from the game's end,

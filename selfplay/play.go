@@ -72,6 +72,13 @@ type Settings struct {
 	ResignThreshold  float64 `yaml:"resign_threshold"`
 	ResignMoves      int     `yaml:"resign_moves"`
 	NoResignFraction float64 `yaml:"no_resign_fraction"`
+	// SearchValueWeight mixes the search's root value into each sample's
+	// value target: (1 − w)·outcome + w·root value (default 0: the
+	// game's outcome alone). The outcome is right on average but noisy,
+	// one late blunder flipping it for every move before; the root value
+	// is steadier but only as good as the network. Oracle's AlphaZero
+	// study of Connect Four found their average learned fastest.
+	SearchValueWeight float64 `yaml:"search_value_weight"`
 }
 
 // DefaultSettings are the shipped configs' self-play settings.
@@ -100,6 +107,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("resign_moves: %d, must be 0 or more", s.ResignMoves)
 	case !(s.NoResignFraction >= 0 && s.NoResignFraction <= 1):
 		return fmt.Errorf("no_resign_fraction: %v, must be in [0, 1]", s.NoResignFraction)
+	case !(s.SearchValueWeight >= 0 && s.SearchValueWeight <= 1):
+		return fmt.Errorf("search_value_weight: %v, must be in [0, 1]", s.SearchValueWeight)
 	}
 	return s.Temperature.Validate()
 }
@@ -237,6 +246,7 @@ type slot struct {
 type pendingSample struct {
 	sample data.Sample
 	mover  env.Player
+	value  float32 // the search's root value for the mover
 }
 
 // worker plays games in lockstep: every round, each game in progress
@@ -355,7 +365,7 @@ func (w *worker) run(ctx context.Context) error {
 					smp.Legal = append(smp.Legal, int32(c.Action))
 					smp.Policy = append(smp.Policy, result.Policy[c.Action])
 				}
-				s.pending = append(s.pending, pendingSample{smp, mover})
+				s.pending = append(s.pending, pendingSample{smp, mover, result.Value})
 			}
 			if resigned := w.resignCheck(s, mover, result.Value); resigned {
 				w.finish(s, mover.Other(), true)
@@ -450,7 +460,7 @@ func (w *worker) resignCheck(s *slot, mover env.Player, value float32) bool {
 // position: the win, draw or loss, or a one-player game's normalised
 // score, which is what the search backs up from the game's end and the
 // value head is trained towards. A resigned game gives the win to the
-// other side.
+// other side. Settings.SearchValueWeight mixes in the search's value.
 func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 	// The slot's actions are reused by its next game: the record gets
 	// its own copy.
@@ -481,6 +491,9 @@ func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 			smp.Outcome = 1
 		default:
 			smp.Outcome = -1
+		}
+		if mix := float32(w.settings.SearchValueWeight); mix > 0 {
+			smp.Outcome = (1-mix)*smp.Outcome + mix*max(-1, min(1, p.value))
 		}
 		if owned[0] != nil && p.mover >= 0 && p.mover <= 1 {
 			smp.Ownership, smp.Margin = owned[p.mover], margin[p.mover]

@@ -2,6 +2,7 @@ package selfplay
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -70,6 +71,7 @@ func TestSettingsValidateNamesKeys(t *testing.T) {
 		{func(_ *Settings, q *Search) { q.Fast = q.Full + 1 }, "playouts_fast"},
 		{func(_ *Settings, q *Search) { q.DirichletWeight = 2 }, "noise_weight"},
 		{func(_ *Settings, q *Search) { q.CPUCT = 0 }, "cpuct"},
+		{func(s *Settings, _ *Search) { s.SearchValueWeight = 1.5 }, "search_value_weight"},
 	} {
 		s, q := DefaultSettings(), DefaultSearch()
 		tc.change(&s, &q)
@@ -86,5 +88,54 @@ func TestSettingsValidateNamesKeys(t *testing.T) {
 	}
 	if err := DefaultSearch().Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestSearchValueWeightMixesTargets plays the same games (one worker, one
+// seed: the weight changes the targets, not the play) with the value
+// target the outcome alone, the search's value alone, and half of each:
+// the outcome is a game result, the search's value is not always one,
+// and half of each is their mean, sample by sample.
+func TestSearchValueWeightMixesTargets(t *testing.T) {
+	targets := func(weight float64) []float32 {
+		search := DefaultSearch()
+		search.Full, search.Fast, search.FullFraction = 16, 16, 1
+		settings := DefaultSettings()
+		settings.Games, settings.Concurrent, settings.BatchSize, settings.Workers = 8, 8, 8, 1
+		settings.ResignThreshold = -1
+		settings.SearchValueWeight = weight
+		var out []float32
+		_, err := PlayGames(context.Background(), tictactoe.Game{}, search, settings, 3,
+			func() (mcts.Evaluator, error) { return mcts.Uniform{}, nil },
+			func(r GameRecord) {
+				for _, s := range r.Samples {
+					out = append(out, s.Outcome)
+				}
+			})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	outcome, value, half := targets(0), targets(1), targets(0.5)
+	if len(outcome) == 0 || len(value) != len(outcome) || len(half) != len(outcome) {
+		t.Fatalf("%d, %d and %d samples: the same games were not played", len(outcome), len(value), len(half))
+	}
+	fractional := 0
+	for i := range outcome {
+		if o := outcome[i]; o != -1 && o != 0 && o != 1 {
+			t.Fatalf("sample %d: target %v with weight 0, want a game result", i, o)
+		}
+		if v := value[i]; v < -1 || v > 1 {
+			t.Fatalf("sample %d: target %v with weight 1, outside [-1, 1]", i, v)
+		} else if v != -1 && v != 0 && v != 1 {
+			fractional++
+		}
+		if want := (outcome[i] + value[i]) / 2; math.Abs(float64(half[i]-want)) > 1e-6 {
+			t.Errorf("sample %d: target %v with weight 0.5, want %v, the mean of %v and %v", i, half[i], want, outcome[i], value[i])
+		}
+	}
+	if fractional == 0 {
+		t.Errorf("all %d targets with weight 1 are game results: the search's value was not used", len(value))
 	}
 }
