@@ -603,8 +603,9 @@ func TestServerRestart(t *testing.T) {
 // TestLostAcknowledgement stops the server between the trainer's taking
 // a shard and its acknowledging it, under a caller's distant deadline:
 // the trainer stores the shard, gives the acknowledgement up after
-// requestTimeout rather than at the deadline, and once the server is
-// back goes on collecting, the shard stored once.
+// requestTimeout rather than at the deadline; a network published while
+// the server stays away longer than that is published once it is back;
+// and the trainer goes on collecting, the shard stored once.
 func TestLostAcknowledgement(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out an acknowledgement's timeout")
@@ -657,7 +658,16 @@ func TestLostAcknowledgement(t *testing.T) {
 		t.Fatalf("the acknowledgement reached a stopped server:\n%s", log.String())
 	}
 
+	published := make(chan error, 1)
+	go func() { published <- trainer.Publish(ctx, 1, net) }()
+	time.Sleep(requestTimeout + 2*time.Second) // the first attempt times out
 	debianServer(t, port, store)
+	if err := <-published; err != nil {
+		t.Fatalf("publishing across the restart: %v\n%s", err, log.String())
+	}
+	if entry, err := trainer.kv.Get(ctx, stateKey); err != nil || !strings.Contains(string(entry.Value()), `"generation":1,`) {
+		t.Fatalf("the state after publishing generation 1 across the restart: %v", err)
+	}
 	send()
 	got = nil
 	if err := trainer.Collect(ctx, 1, 2, func(b loop.RemoteGames) { got = append(got, b) }); err != nil {
