@@ -288,6 +288,22 @@ func goodShard(t *testing.T, runID string, gen int) (ShardHeader, []data.Sample)
 	return h, []data.Sample{s}
 }
 
+// sendShard publishes b on run's shard subject as a worker would, with
+// msgID as the server's deduplication id.
+func sendShard(t *testing.T, ctx context.Context, nc *nats.Conn, run runfolder.Folder, msgID string, b []byte) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg(shardSubject(NameOf(string(run))))
+	m.Data = b
+	m.Header.Set(jetstream.MsgIDHeader, msgID)
+	if _, err := js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // reshaped is tic-tac-toe with another tensor shape, for forging shards
 // whose shapes are wrong.
 type reshaped struct{ tictactoe.Game }
@@ -408,16 +424,7 @@ func refusesBadShards(t *testing.T, url string) {
 	}
 	id := trainer.runID
 	g := tictactoe.Game{}
-	js, _ := jetstream.New(nc)
-	send := func(msgID string, b []byte) {
-		t.Helper()
-		m := nats.NewMsg(shardSubject(NameOf(string(run))))
-		m.Data = b
-		m.Header.Set(jetstream.MsgIDHeader, msgID)
-		if _, err := js.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	send := func(msgID string, b []byte) { t.Helper(); sendShard(t, ctx, nc, run, msgID, b) }
 	type forged struct {
 		why  string // what the log must say
 		body []byte
@@ -624,16 +631,10 @@ func TestLostAcknowledgement(t *testing.T) {
 	if err := trainer.Publish(ctx, 0, net); err != nil {
 		t.Fatal(err)
 	}
-	js, _ := jetstream.New(nc)
 	send := func() {
 		t.Helper()
 		h, s := goodShard(t, trainer.runID, 0)
-		m := nats.NewMsg(shardSubject(NameOf(string(run))))
-		m.Data = body(t, h, tictactoe.Game{}, s)
-		m.Header.Set(jetstream.MsgIDHeader, h.Shard)
-		if _, err := js.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
+		sendShard(t, ctx, nc, run, h.Shard, body(t, h, tictactoe.Game{}, s))
 	}
 	send()
 	batch, err := trainer.cons.Fetch(1, jetstream.FetchMaxWait(10*time.Second))
