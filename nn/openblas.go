@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/flipzero/flipzero/internal/dlopen"
 	"golang.org/x/sys/cpu"
 )
 
@@ -100,7 +102,7 @@ func loadOpenBLAS(name string) (*openBLAS, error) {
 			set = append(set, "OPENBLAS_NUM_THREADS")
 		}
 	}
-	lib, err := purego.Dlopen(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dlopen.Open(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		if strings.Contains(err.Error(), "No such file") {
 			return nil, errors.New(name + " not found")

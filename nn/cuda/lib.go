@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/flipzero/flipzero/internal/dlopen"
 )
 
 // The libraries are loaded at run time so that one static binary
@@ -39,7 +41,7 @@ type symbol struct {
 func openFirst(names []string) (handle uintptr, name string, err error) {
 	var reasons []string
 	for _, n := range names {
-		h, err := purego.Dlopen(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := dlopen.Open(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 		if err == nil {
 			return h, n, nil
 		}
