@@ -58,6 +58,13 @@ type TrainConfig struct {
 	// MinSamples is how many samples the window must hold before training
 	// starts (default 2,000: a first batch from more than one game).
 	MinSamples int `yaml:"min_samples"`
+	// AverageHalfLife, above 0, makes the network that plays (self-play,
+	// the arena, each generation's checkpoint and what is exported from
+	// it) an exponential moving average of the trained weights with this
+	// half-life in training steps, updated after each generation's
+	// training, as KataGo and lc0 average theirs; training goes on from
+	// the trained weights. Default 0: the newest weights play.
+	AverageHalfLife float64 `yaml:"average_half_life"`
 }
 
 // LRStep is one entry of the learning-rate schedule.
@@ -237,6 +244,8 @@ func (t TrainConfig) Validate() error {
 		return fmt.Errorf("replay_ratio: %v, must be in (0, 100]", t.ReplayRatio)
 	case t.MinSamples < 0:
 		return fmt.Errorf("min_samples: %d, must be 0 or more", t.MinSamples)
+	case !(t.AverageHalfLife >= 0 && t.AverageHalfLife <= 1e6):
+		return fmt.Errorf("average_half_life: %v, must be 0 (off) or a number of steps up to 1e6", t.AverageHalfLife)
 	}
 	return nil
 }

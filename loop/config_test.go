@@ -41,6 +41,7 @@ func TestConfigErrorsNameKeyAndFile(t *testing.T) {
 		{"fast above full", "playouts_fast: 16", "playouts_fast: 100", "search.playouts_fast"},
 		{"schedule order", "{step: 1500, rate: 0.005}", "{step: 0, rate: 0.005}", "train.learning_rate[1]"},
 		{"unknown section", "window:", "windows:", "windows"},
+		{"negative half-life", "min_samples: 256", "min_samples: 256\n  average_half_life: -5", "train.average_half_life"},
 	}
 	dir := t.TempDir()
 	for _, tt := range tests {

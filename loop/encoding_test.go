@@ -46,7 +46,7 @@ func TestResumeRefusesAnOlderEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = loadNewestCheckpoint(run, othello.Reversi(), cfg, LoopOptions{Backend: nn.CPU(), Seed: 1}, t.Logf)
+	_, _, _, err = loadNewestCheckpoint(run, othello.Reversi(), cfg, LoopOptions{Backend: nn.CPU(), Seed: 1}, t.Logf)
 	if !errors.Is(err, nn.ErrWrongEncoding) {
 		t.Fatalf("resuming: error %v, want %v", err, nn.ErrWrongEncoding)
 	}

@@ -80,7 +80,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	if err != nil {
 		return fmt.Errorf("config: game: %w", err)
 	}
-	trainer, gen, err := loadNewestCheckpoint(run, g, cfg, opts, logf)
+	trainer, average, gen, err := loadNewestCheckpoint(run, g, cfg, opts, logf)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	if ms, _ := ReadMetrics(run.Metrics()); cfg.Arena.Gate > 0 && len(ms) > 0 && ms[len(ms)-1].Best < gen {
 		best = ms[len(ms)-1].Best
 	}
-	player, err := selfPlayNetwork(run, g, trainer, gen, best)
+	player, err := selfPlayNetwork(run, g, trainer, average, gen, best)
 	if err != nil {
 		return err
 	}
@@ -120,7 +120,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		}
 		gen++
 		m, err := runGeneration(ctx, generation{
-			number: gen, cfg: cfg, game: g, trainer: trainer, replay: replay, player: player,
+			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player,
 			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed, status: status,
 			remote: opts.Remote, playerGen: best,
 		})
@@ -138,7 +138,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			}
 			arenaStart := time.Now()
 			status.phase(gen, PhaseArena, arenaGames(g, cfg.Arena))
-			promote, err := measure(ctx, cfg, g, opts.Backend, run, gen, best, trainer.Network().Fold(), player, &m, report, status)
+			promote, err := measure(ctx, cfg, g, opts.Backend, run, gen, best, playing(trainer, average).Fold(), player, &m, report, status)
 			m.ArenaSeconds = time.Since(arenaStart).Seconds()
 			if err != nil {
 				if ctx.Err() != nil {
@@ -155,7 +155,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			if err := trainer.Sync(); err != nil {
 				return err
 			}
-			best, player = gen, trainer.Network().Fold()
+			best, player = gen, playing(trainer, average).Fold()
 		}
 		m.RunSeconds = priorSeconds + time.Since(runStart).Seconds()
 		if err := AppendMetrics(run.Metrics(), m); err != nil {
@@ -199,11 +199,14 @@ func prepareRun(run runfolder.Folder, opts LoopOptions) (Config, error) {
 }
 
 // loadNewestCheckpoint resumes from the newest readable checkpoint, or
-// starts a new network and saves it as generation 0.
-func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts LoopOptions, logf func(string, ...any)) (nn.Training, int, error) {
+// starts a new network and saves it as generation 0. With weight
+// averaging on it returns the average too (nil when off): the
+// checkpoint's, or where it has none, a copy of the trained weights.
+func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts LoopOptions, logf func(string, ...any)) (nn.Training, *nn.Network, int, error) {
+	averaging := cfg.Train.AverageHalfLife > 0
 	gens, err := run.Generations()
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	for i := len(gens) - 1; i >= 0; i-- {
 		path := run.Checkpoint(gens[i])
@@ -211,7 +214,7 @@ func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts Loo
 		if errors.Is(err, nn.ErrWrongEncoding) {
 			// Not damage: the whole run predates the game's encoding, and
 			// starting over here would overwrite its files.
-			return nil, 0, fmt.Errorf("run %s was trained on an older encoding of %s, which this program no longer reads; start a new run: %w", string(run), g.Name(), err)
+			return nil, nil, 0, fmt.Errorf("run %s was trained on an older encoding of %s, which this program no longer reads; start a new run: %w", string(run), g.Name(), err)
 		}
 		if err != nil {
 			logf("skipping checkpoint: %v", err)
@@ -221,24 +224,74 @@ func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts Loo
 			logf("skipping checkpoint %s: it has no optimizer state", path)
 			continue
 		}
-		t, err := opts.Backend.NewTraining(ckpt.Network, ckpt.Trainer.Config(), ckpt.Trainer.Velocity(), ckpt.Step)
-		if err != nil {
-			return nil, 0, fmt.Errorf("checkpoint %s: %w", path, err)
+		trained := ckpt.Trainer.Network()
+		var average *nn.Network
+		switch {
+		case averaging && trained != ckpt.Network:
+			average = ckpt.Network
+		case averaging:
+			average = trained.Clone()
 		}
-		return t, gens[i], nil
+		t, err := opts.Backend.NewTraining(trained, ckpt.Trainer.Config(), ckpt.Trainer.Velocity(), ckpt.Step)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("checkpoint %s: %w", path, err)
+		}
+		return t, average, gens[i], nil
 	}
 	net, err := nn.New(g, cfg.Network, opts.Seed)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
+	}
+	var average *nn.Network
+	if averaging {
+		average = net.Clone()
 	}
 	trainer, err := opts.Backend.NewTraining(net, cfg.Train.Optimizer(0), nil, 0)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	if err := nn.SaveCheckpoint(run.Checkpoint(0), trainer, map[string]string{"generation": "0"}); err != nil {
-		return nil, 0, err
+	if err := saveCheckpoint(run.Checkpoint(0), trainer, average, map[string]string{"generation": "0"}); err != nil {
+		return nil, nil, 0, err
 	}
-	return trainer, 0, nil
+	return trainer, average, 0, nil
+}
+
+// saveCheckpoint saves the trainer, and the average where there is one.
+func saveCheckpoint(path string, t nn.Training, average *nn.Network, metadata map[string]string) error {
+	if average == nil {
+		return nn.SaveCheckpoint(path, t, metadata)
+	}
+	return nn.SaveAveragedCheckpoint(path, t, average, metadata)
+}
+
+// playing is the network that plays: the average of the trained weights
+// where the run keeps one, else the trained weights (after Sync).
+func playing(t nn.Training, average *nn.Network) *nn.Network {
+	if average != nil {
+		return average
+	}
+	return t.Network()
+}
+
+// updateAverage moves the average toward the trained weights after a
+// generation's steps; the first steps of a run replace it, so that the
+// untrained network's weights linger in no average.
+func updateAverage(gen generation, steps int) error {
+	if gen.average == nil || steps == 0 {
+		return nil
+	}
+	if err := gen.trainer.Sync(); err != nil {
+		return err
+	}
+	share := 1.0
+	if gen.trainer.Steps() > int64(steps) {
+		s, err := nn.AverageShare(steps, gen.cfg.Train.AverageHalfLife)
+		if err != nil {
+			return err
+		}
+		share = s
+	}
+	return gen.average.MoveToward(gen.trainer.Network(), share)
 }
 
 func lastRunSeconds(run runfolder.Folder) float64 {
@@ -250,13 +303,14 @@ func lastRunSeconds(run runfolder.Folder) float64 {
 }
 
 // selfPlayNetwork is the network that plays the next generation's games:
-// the trainer's, or the checkpoint of generation best when gating kept it.
-func selfPlayNetwork(run runfolder.Folder, g env.Game, trainer nn.Training, gen, best int) (*nn.Folded, error) {
+// the trainer's (or its average), or the checkpoint of generation best
+// when gating kept it.
+func selfPlayNetwork(run runfolder.Folder, g env.Game, trainer nn.Training, average *nn.Network, gen, best int) (*nn.Folded, error) {
 	if best == gen {
 		if err := trainer.Sync(); err != nil {
 			return nil, err
 		}
-		return trainer.Network().Fold(), nil
+		return playing(trainer, average).Fold(), nil
 	}
 	ckpt, err := nn.LoadCheckpoint(run.Checkpoint(best), g)
 	if err != nil {
@@ -271,7 +325,8 @@ type generation struct {
 	cfg      Config
 	game     env.Game
 	trainer  nn.Training
-	player   *nn.Folded // the network that plays the games
+	average  *nn.Network // the average of the trained weights; nil: none
+	player   *nn.Folded  // the network that plays the games
 	replay   *data.Replay
 	run      runfolder.Folder
 	backend  nn.Backend
@@ -328,11 +383,14 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 	if err := train(ctx, gen, newSamples, &m); err != nil {
 		return m, err
 	}
+	if err := updateAverage(gen, m.Steps); err != nil {
+		return m, err
+	}
 	meta := map[string]string{
 		"generation":    strconv.Itoa(gen.number),
 		"samples_total": strconv.Itoa(gen.replay.Total()),
 	}
-	if err := nn.SaveCheckpoint(gen.run.Checkpoint(gen.number), gen.trainer, meta); err != nil {
+	if err := saveCheckpoint(gen.run.Checkpoint(gen.number), gen.trainer, gen.average, meta); err != nil {
 		return m, err
 	}
 	m.TrainSeconds = time.Since(trainStart).Seconds()

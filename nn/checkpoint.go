@@ -32,11 +32,16 @@ import (
 //
 // A model file is the same format without the optimizer section. An
 // exported model (header.folded, new in version 2) holds instead the
-// inference weights with batch norm folded in: see SaveFolded. Version 1
-// files are version 2 files without that field, and are still read.
+// inference weights with batch norm folded in: see SaveFolded. A
+// checkpoint of a run that averages its weights (header.trained, new in
+// version 3) holds the average as the network's arrays and, after the
+// momentum, the trained weights and statistics the momentum belongs to:
+// see SaveAveragedCheckpoint. A file is written with the oldest version
+// that can hold it; versions 1 and 2 are version 3 without the fields
+// they lack, and are still read.
 const (
 	fileMagic     = "FZNET\x00\r\n"
-	formatVersion = 2
+	formatVersion = 3
 	// oldestVersion is the oldest format version this program reads.
 	oldestVersion = 1
 	maxHeaderLen  = 1 << 20
@@ -63,15 +68,20 @@ type fileHeader struct {
 	Created   time.Time         `json:"created"`
 	Optimizer bool              `json:"optimizer"`
 	Folded    bool              `json:"folded,omitempty"`
+	Trained   bool              `json:"trained,omitempty"`
 	Train     *TrainConfig      `json:"train,omitempty"`
 	Metadata  map[string]string `json:"metadata,omitempty"`
 }
 
 // Checkpoint is what a network file holds.
 type Checkpoint struct {
+	// Network is the network that plays: in a run that averages its
+	// weights, the average.
 	Network *Network
 	// Trainer resumes training with the saved optimizer state and step
-	// count; nil for a model file, which has no optimizer state.
+	// count; nil for a model file, which has no optimizer state. Its
+	// network is Network, or in a run that averages its weights the
+	// trained weights the average follows.
 	Trainer  *Trainer
 	Step     int64
 	Created  time.Time
@@ -92,6 +102,26 @@ func SaveCheckpoint(path string, t Training, metadata map[string]string) error {
 	net := t.Network()
 	h := fileHeader{Step: t.Steps(), Optimizer: true, Train: &cfg, Metadata: metadata}
 	return writeNetworkFile(path, net.game, net.cfg, h, append(net.arrays(), t.Velocity()...))
+}
+
+// SaveAveragedCheckpoint is SaveCheckpoint for a run that averages its
+// weights: average, the network that plays, is the file's network, and
+// the trainer's weights follow the optimizer state, so that training
+// resumes where it was and everything that loads the file to play
+// (arena, export, a self-play worker) plays the average.
+func SaveAveragedCheckpoint(path string, t Training, average *Network, metadata map[string]string) error {
+	if err := t.Sync(); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	cfg := t.Config()
+	net := t.Network()
+	if average.game.Name() != net.game.Name() || average.cfg != net.cfg {
+		return fmt.Errorf("checkpoint %s: the average is a %s %v, the trained network a %s %v: %w",
+			path, average.game.Name(), average.cfg, net.game.Name(), net.cfg, ErrWrongArch)
+	}
+	h := fileHeader{Step: t.Steps(), Optimizer: true, Trained: true, Train: &cfg, Metadata: metadata}
+	arrays := append(average.arrays(), t.Velocity()...)
+	return writeNetworkFile(path, net.game, net.cfg, h, append(arrays, net.arrays()...))
 }
 
 // SaveModel writes a network without optimizer state atomically to path:
@@ -116,7 +146,7 @@ func writeNetworkFile(path string, game env.Game, arch Config, h fileHeader, arr
 		out := io.MultiWriter(w, sum)
 		var fixed [16]byte
 		copy(fixed[:8], fileMagic)
-		binary.LittleEndian.PutUint32(fixed[8:], formatVersion)
+		binary.LittleEndian.PutUint32(fixed[8:], h.version())
 		binary.LittleEndian.PutUint32(fixed[12:], uint32(len(header)))
 		if _, err := out.Write(fixed[:]); err != nil {
 			return err
@@ -142,6 +172,17 @@ func writeNetworkFile(path string, game env.Game, arch Config, h fileHeader, arr
 		_, err := w.Write(sum.Sum(nil))
 		return err
 	})
+}
+
+// version is the oldest format version that holds a file with this
+// header.
+func (h fileHeader) version() uint32 {
+	switch {
+	case h.Trained:
+		return 3
+	default:
+		return 2
+	}
 }
 
 // arrays lists the network's arrays in file order: learnables, then
@@ -256,6 +297,9 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 	if h.Folded && (version < 2 || h.Optimizer) {
 		return nil, fmt.Errorf("%w: folded weights in a version %d file with optimizer %v", ErrCorrupt, version, h.Optimizer)
 	}
+	if h.Trained && (version < 3 || !h.Optimizer) {
+		return nil, fmt.Errorf("%w: averaged and trained weights in a version %d file with optimizer %v", ErrCorrupt, version, h.Optimizer)
+	}
 	n, tr, err := h.newNetwork(game)
 	if err != nil {
 		return nil, err
@@ -283,6 +327,9 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 		arrays := n.arrays()
 		if tr != nil {
 			arrays = append(arrays, tr.velocity...)
+			if tr.net != n {
+				arrays = append(arrays, tr.net.arrays()...)
+			}
 		}
 		if err := readArrays(r, arrays); err != nil {
 			return nil, err
@@ -308,7 +355,11 @@ func (h fileHeader) newNetwork(game env.Game) (*Network, *Trainer, error) {
 	if h.Train == nil {
 		return nil, nil, fmt.Errorf("%w: optimizer state without its configuration", ErrCorrupt)
 	}
-	tr, err := NewTrainer(n, *h.Train)
+	trained := n
+	if h.Trained {
+		trained = n.Clone()
+	}
+	tr, err := NewTrainer(trained, *h.Train)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
@@ -331,6 +382,9 @@ func (h fileHeader) fileSize(game env.Game, headerLen int64) (int64, error) {
 	if h.Optimizer {
 		values += learn
 	}
+	if h.Trained {
+		values += learn + stats
+	}
 	if h.Folded {
 		values = folded
 	}
@@ -339,7 +393,8 @@ func (h fileHeader) fileSize(game env.Game, headerLen int64) (int64, error) {
 
 // filePlanes explains an intact file whose size differs from the header's
 // by extra bytes: only the stem convolution depends on the input planes
-// (9·filters weights per plane, twice with optimizer state), so a
+// (9·filters weights per plane, once more with optimizer state and once
+// more with trained weights beside an average), so a
 // difference that is a whole number of planes means the file was written
 // for another encoding of the game.
 func (h fileHeader) filePlanes(game env.Game, extra int64) (int, bool) {
@@ -347,10 +402,14 @@ func (h fileHeader) filePlanes(game env.Game, extra int64) (int, bool) {
 	if err != nil || h.Arch.Validate() != nil {
 		return 0, false
 	}
-	perPlane := 4 * 9 * int64(h.Arch.Filters)
+	copies := int64(1)
 	if h.Optimizer {
-		perPlane *= 2
+		copies++
 	}
+	if h.Trained {
+		copies++
+	}
+	perPlane := copies * 4 * 9 * int64(h.Arch.Filters)
 	if extra%perPlane != 0 {
 		return 0, false
 	}

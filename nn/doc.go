@@ -25,6 +25,9 @@
 // Checkpoints hold the weights, batch-norm statistics and optionally the
 // optimizer state in one versioned, checksummed binary format (see
 // checkpoint.go); a model file is the same format without the optimizer.
+// A run that averages its weights (average.go) saves the average as the
+// checkpoint's network and the trained weights beside the optimizer
+// state (SaveAveragedCheckpoint).
 //
 // Matrix multiplies run on OpenBLAS, loaded at run time without cgo
 // where libopenblas.so.0 is installed, with kernels chosen from the CPU's

@@ -110,8 +110,11 @@ type Info struct {
 	Created time.Time
 	// Optimizer: a checkpoint that resumes training; Folded: an exported
 	// model with batch norm folded in. Neither: a plain model file.
+	// Averaged: a checkpoint whose network is an average of the trained
+	// weights, which it holds too.
 	Optimizer bool
 	Folded    bool
+	Averaged  bool
 	Metadata  map[string]string
 	Size      int64
 }
@@ -167,6 +170,6 @@ func readInfo(path string) (Info, error) {
 	}
 	return Info{
 		Version: int(version), Game: h.Game, Arch: h.Arch, Step: h.Step, Created: h.Created,
-		Optimizer: h.Optimizer, Folded: h.Folded, Metadata: h.Metadata, Size: st.Size(),
+		Optimizer: h.Optimizer, Folded: h.Folded, Averaged: h.Trained, Metadata: h.Metadata, Size: st.Size(),
 	}, nil
 }

@@ -62,7 +62,7 @@ func TestFoldedModelRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 		if info.Game != "tictactoe" || info.Folded != tt.folded || info.Optimizer != tt.optimizer ||
-			info.Version != formatVersion || info.Arch != tinyConfig || info.Step != 3 || info.Metadata["generation"] != "4" {
+			info.Version != 2 || info.Arch != tinyConfig || info.Step != 3 || info.Metadata["generation"] != "4" {
 			t.Errorf("%s: info %+v", filepath.Base(tt.path), info)
 		}
 	}

@@ -35,6 +35,8 @@ func runInfo(ctx context.Context, args []string, io stdio) error {
 	switch {
 	case info.Folded:
 		kind = "exported model (batch norm folded)"
+	case info.Averaged:
+		kind = "checkpoint (averaged weights, which play, and the trained weights with optimizer state)"
 	case info.Optimizer:
 		kind = "checkpoint (with optimizer state)"
 	}
