@@ -2,10 +2,9 @@ package loop
 
 import (
 	"context"
+	"fmt"
 	"math"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/flipzero/flipzero/env/tictactoe"
@@ -30,19 +29,9 @@ func networkValues(n *nn.Network) []float32 {
 // toward the new weights by the half-life's share of the generation's
 // steps, while its trainer keeps the trained weights.
 func TestLoopAveragesWeights(t *testing.T) {
-	raw, err := os.ReadFile("../configs/tictactoe.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	const halfLife = 20
-	text := strings.Replace(string(raw), "games_per_generation: 200", "games_per_generation: 24", 1)
-	text = strings.Replace(text, "min_samples: 256", "min_samples: 16\n  average_half_life: 20", 1)
-	dir := t.TempDir()
-	config := filepath.Join(dir, "average.yaml")
-	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := filepath.Join(dir, "run")
+	config := writeTinyConfig(t, fmt.Sprintf("average_half_life: %d", halfLife))
+	run := filepath.Join(t.TempDir(), "run")
 	for gen := 0; gen < 2; gen++ {
 		if err := Loop(context.Background(), LoopOptions{ConfigPath: config, RunDir: run, MaxGenerations: 1, Seed: 5}); err != nil {
 			t.Fatal(err)

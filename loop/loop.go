@@ -250,18 +250,10 @@ func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts Loo
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	if err := saveCheckpoint(run.Checkpoint(0), trainer, average, map[string]string{"generation": "0"}); err != nil {
+	if err := nn.SaveAveragedCheckpoint(run.Checkpoint(0), trainer, average, map[string]string{"generation": "0"}); err != nil {
 		return nil, nil, 0, err
 	}
 	return trainer, average, 0, nil
-}
-
-// saveCheckpoint saves the trainer, and the average where there is one.
-func saveCheckpoint(path string, t nn.Training, average *nn.Network, metadata map[string]string) error {
-	if average == nil {
-		return nn.SaveCheckpoint(path, t, metadata)
-	}
-	return nn.SaveAveragedCheckpoint(path, t, average, metadata)
 }
 
 // playing is the network that plays: the average of the trained weights
@@ -390,7 +382,7 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 		"generation":    strconv.Itoa(gen.number),
 		"samples_total": strconv.Itoa(gen.replay.Total()),
 	}
-	if err := saveCheckpoint(gen.run.Checkpoint(gen.number), gen.trainer, gen.average, meta); err != nil {
+	if err := nn.SaveAveragedCheckpoint(gen.run.Checkpoint(gen.number), gen.trainer, gen.average, meta); err != nil {
 		return m, err
 	}
 	m.TrainSeconds = time.Since(trainStart).Seconds()

@@ -142,15 +142,17 @@ func TestLoopResumesAndSkipsDamage(t *testing.T) {
 	}
 }
 
-// writeTinyConfig writes a tic-tac-toe config small enough for a fast test.
-func writeTinyConfig(t *testing.T) string {
+// writeTinyConfig writes a tic-tac-toe config small enough for a fast test,
+// with trainKeys (lines such as "average_half_life: 20") added to its
+// train section.
+func writeTinyConfig(t *testing.T, trainKeys ...string) string {
 	t.Helper()
 	raw, err := os.ReadFile("../configs/tictactoe.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Replace(string(raw), "games_per_generation: 200", "games_per_generation: 24", 1)
-	text = strings.Replace(text, "min_samples: 256", "min_samples: 16", 1)
+	text = strings.Replace(text, "min_samples: 256", "min_samples: 16"+strings.Join(append([]string{""}, trainKeys...), "\n  "), 1)
 	path := filepath.Join(t.TempDir(), "tictactoe-tiny.yaml")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)

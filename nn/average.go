@@ -20,10 +20,7 @@ func (n *Network) Clone() *Network {
 		// n was laid out from the same game and config.
 		panic(fmt.Sprintf("nn: clone: %v", err))
 	}
-	from := n.arrays()
-	for i, a := range c.arrays() {
-		copy(a, from[i])
-	}
+	c.copyFrom(n)
 	return c
 }
 
@@ -34,24 +31,35 @@ func (n *Network) MoveToward(src *Network, share float64) error {
 	if !(share >= 0 && share <= 1) {
 		return fmt.Errorf("average: share %v, want in [0, 1]", share)
 	}
-	if src.game.Name() != n.game.Name() || src.cfg != n.cfg {
+	if !n.sameLayout(src) {
 		return fmt.Errorf("average: %s %v toward %s %v: %w", n.game.Name(), n.cfg, src.game.Name(), src.cfg, ErrWrongArch)
 	}
-	dst, from := n.arrays(), src.arrays()
 	if share == 1 {
 		// Exactly src: a + (v − a) can round away from v.
-		for i, a := range dst {
-			copy(a, from[i])
-		}
+		n.copyFrom(src)
 		return nil
 	}
-	s := float32(share)
-	for i, a := range dst {
+	from, s := src.arrays(), float32(share)
+	for i, a := range n.arrays() {
 		for j, v := range from[i] {
 			a[j] += s * (v - a[j])
 		}
 	}
 	return nil
+}
+
+// sameLayout says whether o has n's game and architecture, and so the
+// same arrays in the same order.
+func (n *Network) sameLayout(o *Network) bool {
+	return n.game.Name() == o.game.Name() && n.cfg == o.cfg
+}
+
+// copyFrom copies src's arrays into n's, which has src's layout.
+func (n *Network) copyFrom(src *Network) {
+	from := src.arrays()
+	for i, a := range n.arrays() {
+		copy(a, from[i])
+	}
 }
 
 // AverageShare is the share by which an exponential moving average with a

@@ -95,31 +95,30 @@ type Checkpoint struct {
 // SaveCheckpoint writes the trainer's network, optimizer state and step
 // count, with free-form metadata, atomically to path.
 func SaveCheckpoint(path string, t Training, metadata map[string]string) error {
-	if err := t.Sync(); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
-	}
-	cfg := t.Config()
-	net := t.Network()
-	h := fileHeader{Step: t.Steps(), Optimizer: true, Train: &cfg, Metadata: metadata}
-	return writeNetworkFile(path, net.game, net.cfg, h, append(net.arrays(), t.Velocity()...))
+	return SaveAveragedCheckpoint(path, t, nil, metadata)
 }
 
 // SaveAveragedCheckpoint is SaveCheckpoint for a run that averages its
 // weights: average, the network that plays, is the file's network, and
 // the trainer's weights follow the optimizer state, so that training
 // resumes where it was and everything that loads the file to play
-// (arena, export, a self-play worker) plays the average.
+// (arena, export, a self-play worker) plays the average. A nil average
+// writes a plain checkpoint.
 func SaveAveragedCheckpoint(path string, t Training, average *Network, metadata map[string]string) error {
 	if err := t.Sync(); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	cfg := t.Config()
 	net := t.Network()
-	if average.game.Name() != net.game.Name() || average.cfg != net.cfg {
+	h := fileHeader{Step: t.Steps(), Optimizer: true, Train: &cfg, Metadata: metadata}
+	if average == nil {
+		return writeNetworkFile(path, net.game, net.cfg, h, append(net.arrays(), t.Velocity()...))
+	}
+	if !average.sameLayout(net) {
 		return fmt.Errorf("checkpoint %s: the average is a %s %v, the trained network a %s %v: %w",
 			path, average.game.Name(), average.cfg, net.game.Name(), net.cfg, ErrWrongArch)
 	}
-	h := fileHeader{Step: t.Steps(), Optimizer: true, Trained: true, Train: &cfg, Metadata: metadata}
+	h.Trained = true
 	arrays := append(average.arrays(), t.Velocity()...)
 	return writeNetworkFile(path, net.game, net.cfg, h, append(arrays, net.arrays()...))
 }
@@ -177,12 +176,10 @@ func writeNetworkFile(path string, game env.Game, arch Config, h fileHeader, arr
 // version is the oldest format version that holds a file with this
 // header.
 func (h fileHeader) version() uint32 {
-	switch {
-	case h.Trained:
+	if h.Trained {
 		return 3
-	default:
-		return 2
 	}
+	return 2
 }
 
 // arrays lists the network's arrays in file order: learnables, then
