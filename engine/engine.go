@@ -49,7 +49,7 @@ type EngineOptions struct {
 	Playouts int
 	MoveTime time.Duration
 	// Search is the search's settings; the zero value means
-	// mcts.DefaultConfig without root noise.
+	// mcts.PlayConfig: no root noise, the solver on.
 	Search mcts.Config
 	// Backend computes a model's network (nil: the CPU).
 	Backend nn.Backend
@@ -81,8 +81,7 @@ type Engine struct {
 // NewEngine makes an engine for g that searches with eval.
 func NewEngine(g env.Game, eval mcts.Evaluator, opts EngineOptions) (*Engine, error) {
 	if opts.Search == (mcts.Config{}) {
-		opts.Search = mcts.DefaultConfig()
-		opts.Search.DirichletWeight = 0
+		opts.Search = mcts.PlayConfig()
 	}
 	if opts.MoveTime < 0 || (opts.MoveTime == 0 && opts.Playouts < 1) {
 		return nil, fmt.Errorf("engine: want playouts ≥ 1 or a positive time per move, got %d playouts and %v", opts.Playouts, opts.MoveTime)
@@ -110,7 +109,7 @@ func NewModelEngine(path string, reg Games, opts EngineOptions) (*Engine, error)
 	}
 	search := opts.Search
 	if search == (mcts.Config{}) {
-		search = mcts.DefaultConfig()
+		search = mcts.PlayConfig()
 	}
 	backend := opts.Backend
 	if backend == nil {
@@ -247,7 +246,9 @@ type Analysis struct {
 	Move  string
 	// Value is the expected result for Mover in [-1, 1], the best action's
 	// mean value.
-	Value    float32
+	Value float32
+	// Proof is the best action's result when the search proved it.
+	Proof    mcts.Proof
 	Playouts int
 	Elapsed  time.Duration
 	// Candidates are the visited actions, most visited first.
@@ -260,6 +261,9 @@ type Analysis struct {
 func (a Analysis) Summary(g env.Game) string {
 	if best, ok := ExpectedScore(g, a.Value); ok {
 		return fmt.Sprintf("expects a score of %.1f of %g, %d playouts in %.1f s", best, MaxScore(g), a.Playouts, a.Elapsed.Seconds())
+	}
+	if a.Proof != mcts.Unproven {
+		return fmt.Sprintf("a proven %v for %s, %d playouts in %.1f s", a.Proof, g.PlayerName(a.Mover), a.Playouts, a.Elapsed.Seconds())
 	}
 	return fmt.Sprintf("eval %+.2f for %s (~%.0f%%), %d playouts in %.1f s",
 		a.Value, g.PlayerName(a.Mover), 50*(1+float64(a.Value)), a.Playouts, a.Elapsed.Seconds())
@@ -312,7 +316,7 @@ func (e *Engine) Analyze(ctx context.Context) (Analysis, error) {
 		a.Candidates = append(a.Candidates, Candidate{Action: c.Action, Move: e.game.FormatAction(c.Action),
 			Visits: c.Visits, Value: c.Value, Prior: c.Prior})
 		if c.Action == r.Best {
-			a.Value = c.Value
+			a.Value, a.Proof = c.Value, c.Proof
 		}
 	}
 	slices.SortStableFunc(a.Candidates, func(x, y Candidate) int { return cmp.Compare(y.Visits, x.Visits) })

@@ -182,3 +182,28 @@ func BenchmarkEngineGenMove(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N*64)/b.Elapsed().Seconds(), "playouts/s")
 }
+
+// The engine's default search proves what it can and says so: with an
+// evaluator that sees nothing, black still plays the win at a3 and calls
+// it proven.
+func TestEngineSaysProvenWin(t *testing.T) {
+	e, err := NewEngine(tictactoe.Game{}, mcts.Uniform{}, EngineOptions{Playouts: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"a1", "b1", "a2", "b2"} {
+		if _, err := e.PlayMove(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := e.GenMove(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Move != "a3" || a.Proof != mcts.ProvenWin {
+		t.Errorf("played %s, proof %v; want a3, a proven win", a.Move, a.Proof)
+	}
+	if s := a.Summary(tictactoe.Game{}); !strings.HasPrefix(s, "a proven win for black") {
+		t.Errorf("summary %q, want it to say a proven win for black", s)
+	}
+}

@@ -219,6 +219,9 @@ func (t *Tree) gumbelScore(id int32) (visits float64) {
 		if eff := float64(c.visits) + virtual; eff > 0 {
 			q = (sign*float64(c.valueSum) - virtual) / eff
 		}
+		if t.solve && c.status == terminal {
+			q = sign * provenValue(c.player)
+		}
 		g.sigma[i] = q
 		lo, hi = min(lo, q), max(hi, q)
 		cn := float64(c.visits) + float64(c.inFlight)

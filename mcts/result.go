@@ -17,6 +17,8 @@ type Child struct {
 	// Value is the mean value of the action for the root's mover; NaN when
 	// it has no visit.
 	Value float32
+	// Proof is the action's result when the solver proved it.
+	Proof Proof
 }
 
 // Result is the outcome of searching the root.
@@ -33,7 +35,8 @@ type Result struct {
 	// Value is the root's mean value for the mover.
 	Value float32
 	// Best is the action with the most visits (ties: the higher prior);
-	// a Gumbel search's is the sequential-halving winner.
+	// a Gumbel search's is the sequential-halving winner. With the solver
+	// a proven win comes first, and a proven loss last.
 	Best int
 	// Playouts is the sum of the children's visits.
 	Playouts int
@@ -81,11 +84,18 @@ func (t *Tree) Result(r *Result) {
 		if c.visits > 0 {
 			v = float32(sign * float64(c.valueSum) / float64(c.visits))
 		}
-		r.Children = append(r.Children, Child{Action: int(c.action), Visits: int(c.visits), Prior: c.prior, Value: v})
+		proof := Unproven
+		if t.solve && c.status == terminal {
+			proof = proofFor(c.player, r.Mover)
+		}
+		r.Children = append(r.Children, Child{Action: int(c.action), Visits: int(c.visits), Prior: c.prior, Value: v, Proof: proof})
 		r.Playouts += int(c.visits)
 		if int(c.visits) > bestVisits || int(c.visits) == bestVisits && c.prior > bestPrior {
 			r.Best, bestVisits, bestPrior = int(c.action), int(c.visits), c.prior
 		}
+	}
+	if t.solve {
+		defer r.applyProofs()
 	}
 	if t.gumbel != nil {
 		t.gumbelResult(r)
@@ -147,8 +157,10 @@ func (t *Tree) prunedTarget(r *Result) {
 // Choose picks an action from the policy target with visit-count
 // temperature: probability ∝ Policy^(1/temperature). Temperature 0 (or a
 // nil rng) takes Best, and so does a Gumbel result, whose Best is already
-// a sample when the search had noise. At a chance root it draws an outcome
-// by its probability whatever the temperature; a nil rng takes Best.
+// a sample when the search had noise, and a result with a proven win. A
+// proven loss is never drawn (Best is taken when nothing else has a
+// share). At a chance root it draws an outcome by its probability
+// whatever the temperature; a nil rng takes Best.
 func (r *Result) Choose(temperature float64, rng *rand.Rand) int {
 	if r.Chance && rng != nil && len(r.Children) > 0 {
 		u := rng.Float64()
@@ -163,21 +175,33 @@ func (r *Result) Choose(temperature float64, rng *rand.Rand) int {
 	if temperature <= 0 || rng == nil || r.Playouts == 0 || r.Gumbel {
 		return r.Best
 	}
+	share := func(c Child) float64 {
+		if c.Proof == ProvenLoss {
+			return 0
+		}
+		return float64(r.Policy[c.Action])
+	}
 	maxP := 0.0
 	for _, c := range r.Children {
-		maxP = max(maxP, float64(r.Policy[c.Action]))
+		if c.Proof == ProvenWin {
+			return r.Best
+		}
+		maxP = max(maxP, share(c))
+	}
+	if maxP == 0 {
+		return r.Best
 	}
 	// Scaled by the largest share so that a small temperature does not
 	// overflow the powers.
 	total := 0.0
 	for _, c := range r.Children {
-		if p := float64(r.Policy[c.Action]); p > 0 {
+		if p := share(c); p > 0 {
 			total += math.Pow(p/maxP, 1/temperature)
 		}
 	}
 	x := rng.Float64() * total
 	for _, c := range r.Children {
-		if p := float64(r.Policy[c.Action]); p > 0 {
+		if p := share(c); p > 0 {
 			x -= math.Pow(p/maxP, 1/temperature)
 			if x < 0 {
 				return c.Action

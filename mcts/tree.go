@@ -134,6 +134,12 @@ type Tree struct {
 
 	// gumbel is the Gumbel search's state; nil for PUCT.
 	gumbel *gumbelState
+	// solve: the solver proves results (Config.Solver, in a game it
+	// applies to; see solver.go). ownStates and ownLegal are its
+	// scratch, one of each per decision it looks ahead.
+	solve     bool
+	ownStates []env.State
+	ownLegal  [][]int
 }
 
 // NewTree starts a search at a copy of root, which must not be over.
@@ -156,6 +162,7 @@ func NewTree(cfg Config, root env.State) (*Tree, error) {
 		t.outcomes = make([]env.Outcome, 0, g.ActionSpace())
 	}
 	t.nodes = append(t.nodes, node{})
+	t.solve = cfg.Solver && solvable(root)
 	if cfg.Mode == Gumbel {
 		t.gumbel = newGumbelState(g.ActionSpace())
 	}
@@ -221,6 +228,11 @@ func (t *Tree) Advance(action int) error {
 		}
 	}
 	t.nodes, t.spare = t.spare, t.nodes
+	if t.nodes[0].status == terminal && !t.root.Terminal() {
+		// A proven position is searched afresh as the root, so that its
+		// moves are there to choose from; the solver proves it again.
+		t.nodes = append(t.nodes[:0], node{})
+	}
 	t.clearNoise()
 	return nil
 }
@@ -305,6 +317,7 @@ descent:
 		l.path = append(l.path, id)
 	}
 	n := &t.nodes[id]
+	over := false
 	switch n.status {
 	case awaiting:
 		t.undo(l.path)
@@ -317,6 +330,16 @@ descent:
 		}
 		n.status = terminal
 		n.player = l.state.Winner()
+		over = true
+	}
+	if t.solve {
+		// The leaf is over or proven (its state need not be over): its
+		// winner is its result.
+		t.backup(l.path, provenValue(n.player))
+		if over {
+			t.propagate(l.path)
+		}
+		return leafResolved
 	}
 	// The leaf's state is the finished game: env.Value reads its result,
 	// a winner or a one-player game's score, from player 0's view.
@@ -412,6 +435,9 @@ func (t *Tree) selectChild(id int32) int32 {
 		if visits := float64(c.visits) + virtual; visits > 0 {
 			q = (sign*float64(c.valueSum) - virtual) / visits
 		}
+		if t.solve && c.status == terminal {
+			q = sign * provenValue(c.player)
+		}
 		score := q + cpuct*float64(c.prior)*sqrtN/(1+float64(c.visits)+float64(c.inFlight))
 		if score > bestScore {
 			best, bestScore = i, score
@@ -433,7 +459,16 @@ func (t *Tree) finish(slot int, prior []float32, value float32) error {
 	if l.state.ToMove() == 1 {
 		v = -v
 	}
+	// A move found decisive at expansion proves the leaf: its exact
+	// result replaces the evaluation.
+	proven := t.solve && id != 0 && t.settle(id)
+	if proven {
+		v = provenValue(t.nodes[id].player)
+	}
 	t.backup(l.path, v)
+	if proven {
+		t.propagate(l.path)
+	}
 	l.path = l.path[:0] // finished: abandon must not undo it again
 	if id == 0 && t.noiseRNG != nil {
 		t.applyNoise()
@@ -472,6 +507,9 @@ func (t *Tree) expand(id int32, s env.State, prior []float32) error {
 	n.children = uint16(len(legal))
 	n.status = expanded
 	n.player = s.ToMove()
+	if t.solve {
+		t.markDecisive(id, s)
+	}
 	return nil
 }
 

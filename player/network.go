@@ -20,7 +20,7 @@ func NetworkPlayer(backend nn.Backend, label string, f *nn.Folded, playouts int)
 	return &SearchPlayer{
 		Label:    label,
 		Playouts: playouts,
-		Config:   mcts.DefaultConfig(),
+		Config:   mcts.PlayConfig(),
 		NewEvaluator: func(g env.Game, maxBatch int, _ uint64) (mcts.Evaluator, error) {
 			if g.Name() != f.Game().Name() {
 				return nil, fmt.Errorf("the network plays %s, not %s", f.Game().Name(), g.Name())

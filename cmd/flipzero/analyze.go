@@ -40,7 +40,8 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 		"       analyze --model FILE [--moves SEQ] --playouts N\n\n"+
 		"Searches the position (with a model's network, or a built-in evaluator) and prints the best action alone on the first line, then one\n"+
 		"line per legal action, most visited first: action, visits, prior, and mean value\n"+
-		"for the player to move (\"-\" when unvisited).", io.out)
+		"for the player to move (\"-\" when unvisited), then \"proven win\", \"proven draw\" or\n"+
+		"\"proven loss\" when a model's search proved the action's result.", io.out)
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
 	moves := fs.String("moves", "", "moves played first, separated by ';'")
 	playouts := fs.Int("playouts", 0, "simulations to run (1 or more)")
@@ -66,8 +67,7 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 		if err != nil {
 			return err
 		}
-		cfg = mcts.DefaultConfig()
-		cfg.DirichletWeight = 0
+		cfg = mcts.PlayConfig()
 	} else {
 		if g, err = gameFlag(*gameName); err != nil {
 			return err
@@ -98,7 +98,11 @@ func runAnalyze(ctx context.Context, args []string, io stdio) error {
 		if !math.IsNaN(float64(c.Value)) {
 			value = fmt.Sprintf("%+.4f", c.Value)
 		}
-		fmt.Fprintf(&out, "%s %d %.4f %s\n", g.FormatAction(c.Action), c.Visits, c.Prior, value)
+		fmt.Fprintf(&out, "%s %d %.4f %s", g.FormatAction(c.Action), c.Visits, c.Prior, value)
+		if c.Proof != mcts.Unproven {
+			fmt.Fprintf(&out, " proven %v", c.Proof)
+		}
+		out.WriteByte('\n')
 	}
 	_, err = io.out.Write([]byte(out.String()))
 	return err

@@ -99,3 +99,34 @@ func TestBenchMCTS(t *testing.T) {
 		}
 	}
 }
+
+// With a model, the search proves what it can: an untrained network sees
+// nothing, but black's a3 after a1;b1;a2;b2 ends the game, so it is
+// reported proven won, and white's moves other than the block at a3
+// after a1;b2;a2 are proven lost.
+func TestAnalyzeModelProves(t *testing.T) {
+	model := untrainedModel(t, "tictactoe")
+	tests := []struct {
+		moves, best string
+		proof       map[string]string // action → its proof (others may be proven or not)
+	}{
+		{"a1;b1;a2;b2", "a3", map[string]string{"a3": "win"}},
+		{"a1;b2;a2", "a3", map[string]string{"b1": "loss", "c1": "loss", "c2": "loss", "b3": "loss", "c3": "loss"}},
+	}
+	for _, tt := range tests {
+		code, out, errOut := runCLI(t, "", "analyze", "--model", model, "--moves", tt.moves, "--playouts", "300")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tt.moves, code, errOut)
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if lines[0] != tt.best {
+			t.Errorf("%s: best %q, want %q", tt.moves, lines[0], tt.best)
+		}
+		for _, line := range lines[1:] {
+			f := strings.Fields(line)
+			if want, ok := tt.proof[f[0]]; ok && (len(f) != 6 || f[4] != "proven" || f[5] != want) {
+				t.Errorf("%s: line %q, want it proven %s", tt.moves, line, want)
+			}
+		}
+	}
+}
