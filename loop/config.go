@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -47,8 +48,12 @@ type TrainConfig struct {
 	// BatchSize is the training batch (default 128: large enough for
 	// batch norm's statistics, small enough for two cores).
 	BatchSize int `yaml:"batch_size"`
-	// LearningRate is a schedule: the rate of the last entry whose step
-	// has been reached applies (default 0.02, then 0.006 and 0.002).
+	// LearningRate is a schedule: the rate of the last entry reached
+	// applies (default 0.02, then 0.006 and 0.002). Its entries are
+	// training steps or minutes of the run's wall time (resumes count
+	// from where the run stopped): minutes put the drops at the same
+	// point of an hour on a machine that makes 900 steps in it and on one
+	// that makes 2,300, where steps put them where the data is.
 	LearningRate []LRStep `yaml:"learning_rate"`
 	// ReplayRatio is how many times each new sample is used in training
 	// on average: steps per generation = new samples × ratio / batch
@@ -67,10 +72,13 @@ type TrainConfig struct {
 	AverageHalfLife float64 `yaml:"average_half_life"`
 }
 
-// LRStep is one entry of the learning-rate schedule.
+// LRStep is one entry of the learning-rate schedule: a rate from a
+// training step or from a minute of the run on. A schedule gives every
+// entry a step or every entry a minute.
 type LRStep struct {
-	Step int     `yaml:"step"`
-	Rate float64 `yaml:"rate"`
+	Step   int     `yaml:"step"`
+	Minute float64 `yaml:"minute"`
+	Rate   float64 `yaml:"rate"`
 }
 
 // ArenaConfig has the loop measure each new network: a match against the
@@ -103,7 +111,7 @@ func DefaultConfig(g env.Game) Config {
 		Train: TrainConfig{
 			TrainConfig:  nn.DefaultTrainConfig(),
 			BatchSize:    128,
-			LearningRate: []LRStep{{0, 0.02}, {20000, 0.006}, {60000, 0.002}},
+			LearningRate: []LRStep{{Rate: 0.02}, {Step: 20000, Rate: 0.006}, {Step: 60000, Rate: 0.002}},
 			ReplayRatio:  4,
 			MinSamples:   2000,
 		},
@@ -112,21 +120,23 @@ func DefaultConfig(g env.Game) Config {
 	}
 }
 
-// LearningRateAt is the scheduled rate at a training step.
-func (t TrainConfig) LearningRateAt(step int) float64 {
+// LearningRateAt is the scheduled rate at a training step, minutes into
+// the run.
+func (t TrainConfig) LearningRateAt(step int, minutes float64) float64 {
 	rate := t.LearningRate[0].Rate
 	for _, s := range t.LearningRate {
-		if step >= s.Step {
+		if step >= s.Step && minutes >= s.Minute {
 			rate = s.Rate
 		}
 	}
 	return rate
 }
 
-// Optimizer is the trainer's configuration at a training step.
-func (t TrainConfig) Optimizer(step int) nn.TrainConfig {
+// Optimizer is the trainer's configuration at a training step, minutes
+// into the run.
+func (t TrainConfig) Optimizer(step int, minutes float64) nn.TrainConfig {
 	c := t.TrainConfig
-	c.LearningRate = t.LearningRateAt(step)
+	c.LearningRate = t.LearningRateAt(step, minutes)
 	return c
 }
 
@@ -222,16 +232,36 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// validSchedule checks a learning-rate schedule: rates in (0, 10], the
+// first entry at step or minute 0, then steps or minutes (not both) in
+// increasing order.
+func validSchedule(lrs []LRStep) error {
+	if len(lrs) == 0 || lrs[0].Step != 0 || lrs[0].Minute != 0 {
+		return errors.New("learning_rate: must list at least one {step, rate} or {minute, rate}, the first at 0")
+	}
+	byMinute := len(lrs) > 1 && lrs[1].Minute != 0
+	for i, lr := range lrs {
+		var ordered bool
+		switch {
+		case i == 0:
+			ordered = true
+		case byMinute:
+			ordered = lr.Step == 0 && lr.Minute > lrs[i-1].Minute && !math.IsInf(lr.Minute, 0)
+		default:
+			ordered = lr.Minute == 0 && lr.Step > lrs[i-1].Step
+		}
+		if !(lr.Rate > 0 && lr.Rate <= 10) || !ordered {
+			return fmt.Errorf("learning_rate[%d]: {step: %d, minute: %v, rate: %v} needs a rate in (0, 10], and every entry a step or every entry a minute, in increasing order", i, lr.Step, lr.Minute, lr.Rate)
+		}
+	}
+	return nil
+}
+
 // Validate names the first setting out of range by its key.
 func (t TrainConfig) Validate() error {
 	c := t.TrainConfig
-	if len(t.LearningRate) == 0 || t.LearningRate[0].Step != 0 {
-		return errors.New("learning_rate: must list at least one {step, rate}, the first at step 0")
-	}
-	for i, lr := range t.LearningRate {
-		if !(lr.Rate > 0 && lr.Rate <= 10) || (i > 0 && lr.Step <= t.LearningRate[i-1].Step) {
-			return fmt.Errorf("learning_rate[%d]: {step: %d, rate: %v} needs a rate in (0, 10] and steps in increasing order", i, lr.Step, lr.Rate)
-		}
+	if err := validSchedule(t.LearningRate); err != nil {
+		return err
 	}
 	c.LearningRate = t.LearningRate[0].Rate
 	if err := c.Validate(); err != nil {

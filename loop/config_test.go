@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,7 @@ func TestConfigErrorsNameKeyAndFile(t *testing.T) {
 		{"wrong type", "batch_size: 32", "batch_size: lots", "lots"},
 		{"fast above full", "playouts_fast: 16", "playouts_fast: 100", "search.playouts_fast"},
 		{"schedule order", "{step: 1500, rate: 0.005}", "{step: 0, rate: 0.005}", "train.learning_rate[1]"},
+		{"schedule mixed", "{step: 1500, rate: 0.005}", "{minute: 20, rate: 0.005}\n    - {step: 3000, rate: 0.001}", "train.learning_rate[2]"},
 		{"unknown section", "window:", "windows:", "windows"},
 		{"negative half-life", "min_samples: 256", "min_samples: 256\n  average_half_life: -5", "train.average_half_life"},
 	}
@@ -64,13 +66,54 @@ func TestConfigErrorsNameKeyAndFile(t *testing.T) {
 }
 
 func TestLearningRateSchedule(t *testing.T) {
-	tc := TrainConfig{LearningRate: []LRStep{{0, 0.1}, {100, 0.01}, {200, 0.001}}}
+	bySteps := TrainConfig{LearningRate: []LRStep{{Rate: 0.1}, {Step: 100, Rate: 0.01}, {Step: 200, Rate: 0.001}}}
+	byMinutes := TrainConfig{LearningRate: []LRStep{{Rate: 0.1}, {Minute: 30, Rate: 0.01}, {Minute: 50.5, Rate: 0.001}}}
 	for _, tt := range []struct {
-		step int
-		want float64
-	}{{0, 0.1}, {99, 0.1}, {100, 0.01}, {150, 0.01}, {5000, 0.001}} {
-		if got := tc.LearningRateAt(tt.step); got != tt.want {
-			t.Errorf("step %d: rate %v, want %v", tt.step, got, tt.want)
+		name    string
+		tc      TrainConfig
+		step    int
+		minutes float64
+		want    float64
+	}{
+		{"steps: start", bySteps, 0, 0, 0.1},
+		{"steps: before the drop", bySteps, 99, 1e6, 0.1},
+		{"steps: at the drop", bySteps, 100, 0, 0.01},
+		{"steps: between", bySteps, 150, 0, 0.01},
+		{"steps: past the last", bySteps, 5000, 0, 0.001},
+		{"minutes: start", byMinutes, 0, 0, 0.1},
+		{"minutes: before the drop", byMinutes, 1e6, 29.9, 0.1},
+		{"minutes: at the drop", byMinutes, 0, 30, 0.01},
+		{"minutes: between", byMinutes, 10, 50.4, 0.01},
+		{"minutes: past the last", byMinutes, 10, 600, 0.001},
+	} {
+		if got := tt.tc.LearningRateAt(tt.step, tt.minutes); got != tt.want {
+			t.Errorf("%s (step %d, minute %v): rate %v, want %v", tt.name, tt.step, tt.minutes, got, tt.want)
+		}
+		if got := tt.tc.Optimizer(tt.step, tt.minutes).LearningRate; got != tt.want {
+			t.Errorf("%s: the optimizer's rate %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestLearningRateScheduleRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		lrs  []LRStep
+	}{
+		{"empty", nil},
+		{"first not at 0", []LRStep{{Step: 10, Rate: 0.1}}},
+		{"first at a minute", []LRStep{{Minute: 5, Rate: 0.1}}},
+		{"steps out of order", []LRStep{{Rate: 0.1}, {Step: 200, Rate: 0.01}, {Step: 100, Rate: 0.001}}},
+		{"minutes out of order", []LRStep{{Rate: 0.1}, {Minute: 30, Rate: 0.01}, {Minute: 30, Rate: 0.001}}},
+		{"a minute in a schedule of steps", []LRStep{{Rate: 0.1}, {Step: 100, Rate: 0.01}, {Minute: 50, Rate: 0.001}}},
+		{"a step in a schedule of minutes", []LRStep{{Rate: 0.1}, {Minute: 30, Rate: 0.01}, {Step: 2000, Minute: 50, Rate: 0.001}}},
+		{"an infinite minute", []LRStep{{Rate: 0.1}, {Minute: math.Inf(1), Rate: 0.01}}},
+		{"a NaN minute", []LRStep{{Rate: 0.1}, {Minute: math.NaN(), Rate: 0.01}}},
+		{"a zero rate", []LRStep{{Rate: 0.1}, {Minute: 30, Rate: 0}}},
+	} {
+		err := validSchedule(tt.lrs)
+		if err == nil || !strings.Contains(err.Error(), "learning_rate") {
+			t.Errorf("%s: error %v, want one naming learning_rate", tt.name, err)
 		}
 	}
 }

@@ -123,6 +123,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player,
 			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed, status: status,
 			remote: opts.Remote, playerGen: best,
+			runBegan: runStart.Add(-time.Duration(priorSeconds * float64(time.Second))),
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -246,7 +247,7 @@ func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts Loo
 	if averaging {
 		average = net.Clone()
 	}
-	trainer, err := opts.Backend.NewTraining(net, cfg.Train.Optimizer(0), nil, 0)
+	trainer, err := opts.Backend.NewTraining(net, cfg.Train.Optimizer(0, 0), nil, 0)
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -330,6 +331,9 @@ type generation struct {
 	// is the generation of player, which the workers are told.
 	remote    Remote
 	playerGen int
+	// runBegan is when the run would have begun had it never stopped:
+	// the clock of a schedule in minutes.
+	runBegan time.Time
 }
 
 func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, error) {
@@ -463,7 +467,7 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		lr := tc.LearningRateAt(int(gen.trainer.Steps()))
+		lr := tc.LearningRateAt(int(gen.trainer.Steps()), time.Since(gen.runBegan).Minutes())
 		if err := gen.trainer.SetLearningRate(lr); err != nil {
 			return err
 		}
