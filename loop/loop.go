@@ -109,7 +109,9 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	defer func() { status.phase(status.s.Generation, PhaseStopped, 0) }()
 	rng := rand.New(rand.NewPCG(opts.Seed, uint64(gen)))
 	runStart := time.Now()
-	priorSeconds := lastRunSeconds(run)
+	// The run's clock (its metrics' run_seconds, a schedule's minutes)
+	// goes on from where the last invocation stopped.
+	runBegan := runStart.Add(-time.Duration(lastRunSeconds(run) * float64(time.Second)))
 	for done := 0; opts.MaxGenerations == 0 || done < opts.MaxGenerations; done++ {
 		if opts.MaxDuration > 0 && time.Since(runStart) >= opts.MaxDuration {
 			logf("time limit reached")
@@ -123,7 +125,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player,
 			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed, status: status,
 			remote: opts.Remote, playerGen: best,
-			runBegan: runStart.Add(-time.Duration(priorSeconds * float64(time.Second))),
+			runBegan: runBegan,
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -158,7 +160,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			}
 			best, player = gen, playing(trainer, average).Fold()
 		}
-		m.RunSeconds = priorSeconds + time.Since(runStart).Seconds()
+		m.RunSeconds = time.Since(runBegan).Seconds()
 		if err := AppendMetrics(run.Metrics(), m); err != nil {
 			return err
 		}
