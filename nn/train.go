@@ -172,6 +172,19 @@ func NewTrainer(net *Network, cfg TrainConfig) (*Trainer, error) {
 	return t, nil
 }
 
+// NewReferenceTrainer is a trainer whose graph uses Gorgonia's own
+// convolution and batch norm, which share no code with any backend's:
+// the reference that backends and the package's own operations are
+// checked against (nntest), not one to train with.
+func NewReferenceTrainer(net *Network, cfg TrainConfig) (*Trainer, error) {
+	t, err := NewTrainer(net, cfg)
+	if err != nil {
+		return nil, err
+	}
+	t.gorgoniaOps = true
+	return t, nil
+}
+
 // Network is the network being trained.
 func (t *Trainer) Network() *Network { return t.net }
 
