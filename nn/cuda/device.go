@@ -11,8 +11,9 @@
 // launch. Counts between batch sizes are padded to the next of a few
 // sizes. A Trainer takes nn's optimizer steps (SGD with momentum and L2,
 // batch norm with batch statistics) with cuDNN's training kernels and
-// gives the weights back through Sync. Elementwise kernels are PTX in
-// kernels.go, compiled by the driver.
+// gives the weights back through Sync. The kernels cuBLAS and cuDNN lack
+// are CUDA C in kernels.cu, compiled to PTX ahead of time (kernels.ptx) and
+// by the driver when a Device opens.
 package cuda
 
 import (
@@ -32,16 +33,17 @@ type Device struct {
 	ctx  uintptr
 	name string
 	tf32 bool
-	// The kernels of kernelsPTX.
-	module          uintptr
-	im2row, biasact uintptr
-	maskLogits      uintptr
-	rowScale        uintptr
-	softGrad        uintptr
-	sgd             uintptr
-	mu              sync.Mutex
-	users           int
-	shut            bool
+	// The kernels of kernelsPTX (kernelNames).
+	module                    uintptr
+	im2row, biasact, chanBias uintptr
+	pool, poolGrad            uintptr
+	gather, scatter           uintptr
+	tanhSq                    uintptr
+	maskLogits, rowScale      uintptr
+	softGrad, sgd             uintptr
+	mu                        sync.Mutex
+	users                     int
+	shut                      bool
 }
 
 // Open loads the CUDA driver, cuBLAS and cuDNN and initialises the first
@@ -278,11 +280,7 @@ func (d *Device) loadKernels() error {
 	if err := d.cu("cuModuleLoadData (compiling the PTX kernels)", d.drv.cuModuleLoadData(&d.module, &image[0])); err != nil {
 		return err
 	}
-	for _, k := range []struct {
-		name string
-		f    *uintptr
-	}{{"im2row", &d.im2row}, {"biasact", &d.biasact}, {"masklogits", &d.maskLogits},
-		{"rowscale", &d.rowScale}, {"softgrad", &d.softGrad}, {"sgd", &d.sgd}} {
+	for _, k := range d.kernelNames() {
 		name := append([]byte(k.name), 0)
 		if err := d.cu("cuModuleGetFunction "+k.name, d.drv.cuModuleGetFunction(k.f, d.module, &name[0])); err != nil {
 			return err

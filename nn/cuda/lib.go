@@ -239,6 +239,11 @@ type cublasAPI struct {
 	cublasGetProperty  func(prop int32, v *int32) int32
 	cublasSdot         func(h uintptr, n int32, x uintptr, incx int32, y uintptr, incy int32, result *float32) int32
 	cublasSgemm        func(h uintptr, transa, transb int32, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) int32
+	cublasSasum        func(h uintptr, n int32, x uintptr, incx int32, result *float32) int32
+	// cublasSgemmStridedBatched is batch SGEMMs, the i-th on A, B and C
+	// advanced by i times their strides (in floats).
+	cublasSgemmStridedBatched func(h uintptr, transa, transb int32, m, n, k int32, alpha *float32, a uintptr, lda int32, strideA int64,
+		b uintptr, ldb int32, strideB int64, beta *float32, c uintptr, ldc int32, strideC int64, batch int32) int32
 }
 
 func (f *cublasAPI) symbols() []symbol {
@@ -251,6 +256,8 @@ func (f *cublasAPI) symbols() []symbol {
 		{"cublasGetProperty", &f.cublasGetProperty},
 		{"cublasSgemm_v2", &f.cublasSgemm},
 		{"cublasSdot_v2", &f.cublasSdot},
+		{"cublasSasum_v2", &f.cublasSasum},
+		{"cublasSgemmStridedBatched", &f.cublasSgemmStridedBatched},
 	}
 }
 
