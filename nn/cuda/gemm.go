@@ -36,6 +36,11 @@ func (inf *Inference) enqueueGemm(p *plan) error {
 		if err := conv(&inf.blocks[i][0], inf.blockW[i][0], x, false, inf.t, 0); err != nil {
 			return err
 		}
+		if l := inf.pools[i]; l != nil {
+			if err := inf.gpool(l, inf.t, n, rowsLayout(inf.filters, inf.cells)); err != nil {
+				return err
+			}
+		}
 		if err := conv(&inf.blocks[i][1], inf.blockW[i][1], inf.t, false, y, x); err != nil {
 			return err
 		}
@@ -49,11 +54,17 @@ func (inf *Inference) enqueueGemm(p *plan) error {
 		return err
 	}
 	flat := inf.cells * inf.heads
-	if err := inf.sgemm(inf.policyW, denseGemm(flat, inf.actions, n, flat, 0), inf.headOut, inf.logits); err != nil {
-		return err
-	}
-	if err := inf.biasAct(inf.logits, inf.fc[0].b, 0, n*inf.actions, inf.actions, false); err != nil {
-		return err
+	if inf.policyOut != nil {
+		if err := inf.convPolicy(n, rowsLayout(inf.heads, inf.cells), false); err != nil {
+			return err
+		}
+	} else {
+		if err := inf.sgemm(inf.policyW, denseGemm(flat, inf.actions, n, flat, 0), inf.headOut, inf.logits); err != nil {
+			return err
+		}
+		if err := inf.biasAct(inf.logits, inf.fc[0].b, 0, n*inf.actions, inf.actions, false); err != nil {
+			return err
+		}
 	}
 	if err := inf.sgemm(inf.v1W, denseGemm(flat, inf.hidden, n, flat, 0), inf.headOut, inf.hid); err != nil {
 		return err

@@ -35,11 +35,26 @@ type Inference struct {
 	stem   devConv
 	blocks [][2]devConv
 	head   devConv
-	fc     [3]devDense // policy, value hidden, value output
+	fc     [3]devDense // policy (dense head only), value hidden, value output
+	// pools is each block's global pooling layer, nil in blocks without.
+	pools []*devDense
+	// The convolutional policy head, where the network has one: the
+	// output convolution (weights (planes, policy filters) for the cuDNN
+	// path's batched SGEMM, policyOutW (policy filters, planes) for the
+	// SGEMM path's), the global layer (nil without actions off the
+	// board) and each action's index into their logits (int32s).
+	policyOut    *devConv
+	policyOutW   uintptr
+	policyGlobal *devDense
+	policyIndex  uintptr
 
 	// Device activations, each sized for maxBatch.
 	in, x, y, t, headOut, hid, vout, logits, wdl uintptr
-	hostIn, hostLogits, hostWDL                  []float32
+	// Scratch of global pooling and the convolutional policy head: pooled
+	// means and maxima, the pooling biases, the policy planes, the global
+	// policy logits.
+	pooled, gbias, pOut, pGlob  uintptr
+	hostIn, hostLogits, hostWDL []float32
 
 	// The SGEMM path, for batches up to gemmMax: weights laid out for
 	// im2row's rows and the heads' (cell, channel) output.
@@ -203,9 +218,15 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 		return err
 	}
 	for i, dl := range []nn.DenseLayer{l.PolicyFC, l.ValueFC1, l.ValueFC2} {
+		if i == 0 && l.PolicyOut != nil {
+			continue
+		}
 		if inf.fc[i], err = inf.uploadDense(dl); err != nil {
 			return err
 		}
+	}
+	if err := inf.setupExtras(l); err != nil {
+		return err
 	}
 
 	inf.gemmMax = min(inf.maxBatch, gemmMaxBatch)
@@ -231,6 +252,9 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 		if *b.p, err = inf.alloc(b.size); err != nil {
 			return err
 		}
+	}
+	if err := inf.allocExtras(); err != nil {
+		return err
 	}
 	if inf.hostIn, err = d.pinned(n * inf.planes * inf.cells); err != nil {
 		return err
@@ -270,7 +294,11 @@ func (inf *Inference) setupGemm(l nn.Layers, heads nn.ConvLayer) (err error) {
 	if inf.headW, err = up(rowWeights(heads)); err != nil {
 		return err
 	}
-	if inf.policyW, err = up(headWeights(l.PolicyFC, inf.cells, inf.heads, 0, l.PolicyConv.Out)); err != nil {
+	if l.PolicyOut != nil {
+		if inf.policyOutW, err = up(rowWeights(*l.PolicyOut)); err != nil {
+			return err
+		}
+	} else if inf.policyW, err = up(headWeights(l.PolicyFC, inf.cells, inf.heads, 0, l.PolicyConv.Out)); err != nil {
 		return err
 	}
 	inf.v1W, err = up(headWeights(l.ValueFC1, inf.cells, inf.heads, l.PolicyConv.Out, l.ValueConv.Out))
@@ -533,6 +561,11 @@ func (inf *Inference) enqueueDNN(p *plan) error {
 		if err := inf.conv(p, &b[0], p.towerConv, p.actDesc, x, p.actDesc, inf.t, 0); err != nil {
 			return err
 		}
+		if l := inf.pools[i]; l != nil {
+			if err := inf.gpool(l, inf.t, n, nchwLayout(inf.filters, inf.cells)); err != nil {
+				return err
+			}
+		}
 		if err := inf.conv(p, &b[1], p.towerConv, p.actDesc, inf.t, p.actDesc, y, x); err != nil {
 			return err
 		}
@@ -542,7 +575,11 @@ func (inf *Inference) enqueueDNN(p *plan) error {
 		return err
 	}
 	stride := inf.heads * inf.cells
-	if err := inf.dense(&inf.fc[0], denseGemm(inf.policyCh*inf.cells, inf.actions, n, stride, 0), inf.headOut, p.logitDesc, inf.logits); err != nil {
+	if inf.policyOut != nil {
+		if err := inf.convPolicy(n, nchwLayout(inf.heads, inf.cells), true); err != nil {
+			return err
+		}
+	} else if err := inf.dense(&inf.fc[0], denseGemm(inf.policyCh*inf.cells, inf.actions, n, stride, 0), inf.headOut, p.logitDesc, inf.logits); err != nil {
 		return err
 	}
 	if err := inf.dense(&inf.fc[1], denseGemm((inf.heads-inf.policyCh)*inf.cells, inf.hidden, n, stride, inf.policyCh*inf.cells), inf.headOut, p.hidDesc, inf.hid); err != nil {
@@ -757,6 +794,9 @@ func (inf *Inference) free() {
 	for _, b := range inf.blocks {
 		convs = append(convs, b[0], b[1])
 	}
+	if inf.policyOut != nil {
+		convs = append(convs, *inf.policyOut)
+	}
 	for _, c := range convs {
 		if c.wDesc != 0 {
 			d.dnn.cudnnDestroyFilterDescriptor(c.wDesc)
@@ -765,8 +805,9 @@ func (inf *Inference) free() {
 			d.dnn.cudnnDestroyTensorDescriptor(c.bDesc)
 		}
 	}
-	for _, f := range inf.fc {
-		if f.bDesc != 0 {
+	dense := append([]*devDense{&inf.fc[0], &inf.fc[1], &inf.fc[2], inf.policyGlobal}, inf.pools...)
+	for _, f := range dense {
+		if f != nil && f.bDesc != 0 {
 			d.dnn.cudnnDestroyTensorDescriptor(f.bDesc)
 		}
 	}

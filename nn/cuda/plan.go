@@ -19,9 +19,6 @@ func checkLayers(l nn.Layers) error {
 	if l.ValueOutputs != 3 {
 		return fmt.Errorf("layers of %q: %d value outputs, want 3 (win, draw, loss)", l.Game, l.ValueOutputs)
 	}
-	if !l.Plain() {
-		return fmt.Errorf("layers of %q: %w", l.Game, ErrArchitecture)
-	}
 	cells := l.Height * l.Width
 	conv := func(name string, c nn.ConvLayer, in, kernel int) error {
 		switch {
@@ -34,7 +31,7 @@ func checkLayers(l nn.Layers) error {
 	}
 	dense := func(name string, d nn.DenseLayer, in, out int) error {
 		switch {
-		case d.In != in || d.Out != out:
+		case d.In != in || d.Out != out || out < 1:
 			return fmt.Errorf("layers of %q: %s is %d→%d, want %d→%d", l.Game, name, d.In, d.Out, in, out)
 		case len(d.Weights) != in*out || len(d.Bias) != out:
 			return fmt.Errorf("layers of %q: %s has %d weights and %d biases, want %d and %d", l.Game, name, len(d.Weights), len(d.Bias), in*out, out)
@@ -45,6 +42,9 @@ func checkLayers(l nn.Layers) error {
 		return err
 	}
 	width := l.Stem.Out
+	if len(l.GlobalPool) != 0 && len(l.GlobalPool) != len(l.Blocks) {
+		return fmt.Errorf("layers of %q: %d global pooling layers for %d blocks", l.Game, len(l.GlobalPool), len(l.Blocks))
+	}
 	for i, b := range l.Blocks {
 		if err := conv(fmt.Sprintf("block %d a", i), b[0], width, 3); err != nil {
 			return err
@@ -55,6 +55,11 @@ func checkLayers(l nn.Layers) error {
 		if b[1].Out != width {
 			return fmt.Errorf("layers of %q: block %d outputs %d channels, its skip %d", l.Game, i, b[1].Out, width)
 		}
+		if i < len(l.GlobalPool) && l.GlobalPool[i] != nil {
+			if err := dense(fmt.Sprintf("block %d pooling", i), *l.GlobalPool[i], 2*b[0].Out, b[0].Out); err != nil {
+				return err
+			}
+		}
 	}
 	if err := conv("policy conv", l.PolicyConv, width, 1); err != nil {
 		return err
@@ -62,13 +67,42 @@ func checkLayers(l nn.Layers) error {
 	if err := conv("value conv", l.ValueConv, width, 1); err != nil {
 		return err
 	}
-	if err := dense("policy fc", l.PolicyFC, l.PolicyConv.Out*cells, l.Actions); err != nil {
+	if err := checkPolicy(l, conv, dense); err != nil {
 		return err
 	}
 	if err := dense("value fc1", l.ValueFC1, l.ValueConv.Out*cells, l.ValueFC1.Out); err != nil {
 		return err
 	}
 	return dense("value fc2", l.ValueFC2, l.ValueFC1.Out, l.ValueOutputs)
+}
+
+// checkPolicy checks the policy head: the dense layer, or the
+// convolutional head's output convolution, global layer and each
+// action's index into their logits.
+func checkPolicy(l nn.Layers, conv func(string, nn.ConvLayer, int, int) error, dense func(string, nn.DenseLayer, int, int) error) error {
+	cells, pf := l.Height*l.Width, l.PolicyConv.Out
+	if l.PolicyOut == nil {
+		return dense("policy fc", l.PolicyFC, pf*cells, l.Actions)
+	}
+	if err := conv("policy output", *l.PolicyOut, pf, 1); err != nil {
+		return err
+	}
+	logits := l.PolicyOut.Out * cells
+	if l.PolicyGlobal != nil {
+		if err := dense("policy global", *l.PolicyGlobal, 2*pf, l.PolicyGlobal.Out); err != nil {
+			return err
+		}
+		logits += l.PolicyGlobal.Out
+	}
+	if len(l.PolicyIndex) != l.Actions {
+		return fmt.Errorf("layers of %q: %d policy indices for %d actions", l.Game, len(l.PolicyIndex), l.Actions)
+	}
+	for a, i := range l.PolicyIndex {
+		if i < 0 || int(i) >= logits {
+			return fmt.Errorf("layers of %q: action %d reads policy logit %d of %d", l.Game, a, i, logits)
+		}
+	}
+	return nil
 }
 
 // mergeHeads makes the policy and value 1×1 convolutions one convolution
