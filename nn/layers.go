@@ -96,17 +96,6 @@ type Layers struct {
 	PolicyIndex  []int32
 }
 
-// Plain says whether the network is the computation at the top of this
-// file with nothing added: no global pooling, the dense policy head.
-func (l Layers) Plain() bool {
-	for _, d := range l.GlobalPool {
-		if d != nil {
-			return false
-		}
-	}
-	return l.PolicyOut == nil
-}
-
 // Layers returns a copy of the snapshot's weights as plain arrays.
 func (f *Folded) Layers() Layers {
 	l := Layers{

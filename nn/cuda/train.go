@@ -12,10 +12,12 @@ import (
 )
 
 // Trainer trains an nn.Network on the GPU with the optimizer of nn's
-// Gorgonia trainer: the same losses, gradients, batch norm in training
-// mode with the same running statistics, and SGD with momentum and L2
-// decay. The network's arrays are stale until Sync. Not safe for
-// concurrent use.
+// Gorgonia trainer: the same losses (the auxiliary heads' too),
+// gradients, batch norm in training mode with the same running
+// statistics, and SGD with momentum and L2 decay. It walks the network's
+// typed description (nn.Description): every architecture option that
+// the CPU trains, it trains. The network's arrays are stale until Sync.
+// Not safe for concurrent use.
 type Trainer struct {
 	d     *Device
 	net   *nn.Network
@@ -27,6 +29,7 @@ type Trainer struct {
 	blasWS            uintptr
 	relu              uintptr
 
+	desc         nn.Description
 	learn, stats []nn.Tensor
 	velocity     [][]float32 // the caller's, or the trainer's own; Sync fills it
 	// Every learnable lives in one array (and its gradient and velocity in
@@ -45,8 +48,17 @@ type Trainer struct {
 	sBackup uintptr
 
 	planes, height, width, cells, actions int
-	convs                                 []trainConv // stem, blocks' a and b, policy conv, value conv
-	fc                                    [3]trainDense
+	// convs and dense are the description's layers (Convs, Dense order);
+	// the fields below point into them.
+	convs                                  []trainConv
+	dense                                  []trainDense
+	stem                                   *trainConv
+	blocks                                 []trainBlock
+	policyConv, policyOut, valueConv, owns *trainConv
+	policyFC, policyGlobal                 *trainDense
+	valueFC1, valueFC2, score              *trainDense
+	policyIndex                            uintptr // int32 per action (convolutional head)
+	spatial, globals                       int     // the convolutional head's plane and global logits
 
 	plans  map[int]*trainPlan
 	allocs []uintptr
@@ -62,67 +74,31 @@ func (t *Trainer) staged(phase string) {
 	}
 }
 
+// trainConv is a convolution with batch norm: its description, and its
+// slot in a plan's per-convolution activations.
 type trainConv struct {
-	kernel, in, out      int
-	w, gamma, beta       int // learnable indices
-	mean, variance       int // statistics indices
-	wDesc, bnDesc        uintptr
-	fwd, bwdData, bwdFil int32 // algorithms of the current plan
+	nn.ConvDesc
+	slot          int
+	wDesc, bnDesc uintptr
 }
 
 type trainDense struct {
-	in, out int
-	w, b    int // learnable indices
-	bDesc   uintptr
+	nn.DenseDesc
+	bDesc uintptr
 }
 
-// trainPlan holds the descriptors and activations of one batch size.
-type trainPlan struct {
-	n        int
-	desc     map[int]uintptr // (n, channels, height, width) by channels
-	flat     map[int]uintptr // (n, width, 1, 1) by width
-	conv     map[int]uintptr // by kernel size
-	ws       uintptr
-	wsBytes  uintptr
-	algos    map[[3]int][3]int32
-	in       uintptr
-	z, a     []uintptr // per conv: before batch norm, after ReLU (and skip)
-	saveMean []uintptr
-	saveInv  []uintptr
-	tmp      uintptr
-	dA, dB   uintptr // gradient of the tower's activations
-	dS, dZ   uintptr
-	hidden   uintptr
-	logits   uintptr
-	vlogits  uintptr
-	masked   uintptr
-	logp, p  uintptr
-	vlogp    uintptr
-	vp       uintptr
-	target   uintptr // policy targets, then weighted by the sample's share
-	legal    uintptr
-	vtarget  uintptr
-	share    uintptr // each sample's weight over the batch's sum
-	rowSum   uintptr
-	vrowSum  uintptr
-	dLogits  uintptr
-	dV       uintptr
-	dHidden  uintptr
-	dFlatP   uintptr
-	dFlatV   uintptr
-	ones     uintptr
-	allocs   []uintptr
+// trainBlock is a residual block; pool, where set, is its global pooling
+// layer and slot its index among the pooling blocks.
+type trainBlock struct {
+	a, b *trainConv
+	pool *trainDense
+	slot int
 }
 
-// ErrArchitecture refuses a network with parts the CUDA backend does not
-// compute: global pooling (network.global_pooling) and the convolutional
-// policy head (network.policy_head: conv) run on the CPU only.
-var ErrArchitecture = errors.New("the GPU does not run global pooling or a convolutional policy head (network.global_pooling, network.policy_head); run this network with --device cpu")
-
-// ErrAuxiliaryHeads is NewTrainer's refusal of a network with heads that
-// only training uses (nn.Config's Ownership and Score): the GPU trainer
-// computes the network that inference runs.
-var ErrAuxiliaryHeads = errors.New("the GPU trainer has no auxiliary heads (network.ownership, network.score); such a network trains on the CPU")
+// ErrArchitecture is the refusal of a network whose description has a
+// part the GPU does not compute. Every option of nn.Config runs on the
+// GPU; a network from a newer description would meet it.
+var ErrArchitecture = errors.New("the GPU does not compute this network's architecture; run it with --device cpu")
 
 // NewTrainer copies the network's weights, running statistics and the
 // optimizer's velocity (nil: zero; else parallel to net.Learnables()) to
@@ -130,12 +106,6 @@ var ErrAuxiliaryHeads = errors.New("the GPU trainer has no auxiliary heads (netw
 func (d *Device) NewTrainer(net *nn.Network, cfg nn.TrainConfig, velocity [][]float32) (t *Trainer, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("cuda trainer: %w", err)
-	}
-	if arch := net.Config(); arch != arch.Inference() {
-		return nil, fmt.Errorf("cuda trainer: %w", ErrAuxiliaryHeads)
-	}
-	if !net.Fold().Layers().Plain() {
-		return nil, fmt.Errorf("cuda trainer: %w", ErrArchitecture)
 	}
 	learn, stats := net.Learnables(), net.Statistics()
 	if velocity != nil && len(velocity) != len(learn) {
@@ -146,7 +116,7 @@ func (d *Device) NewTrainer(net *nn.Network, cfg nn.TrainConfig, velocity [][]fl
 			return nil, fmt.Errorf("cuda trainer: velocity of %s has %d values, want %d", learn[i].Name, len(v), len(learn[i].Data))
 		}
 	}
-	t = &Trainer{d: d, net: net, cfg: cfg, learn: learn, stats: stats, velocity: velocity, plans: map[int]*trainPlan{}}
+	t = &Trainer{d: d, net: net, cfg: cfg, desc: net.Describe(), learn: learn, stats: stats, velocity: velocity, plans: map[int]*trainPlan{}}
 	d.mu.Lock()
 	t.tf32 = d.tf32
 	d.mu.Unlock()
@@ -185,81 +155,65 @@ func (d *Device) NewTrainer(net *nn.Network, cfg nn.TrainConfig, velocity [][]fl
 // brings it up to date.
 func (t *Trainer) Velocity() [][]float32 { return t.velocity }
 
-// layout finds the network's arrays by name: per convolution (stem,
-// blockK.a, blockK.b, policy.conv, value.conv) weights (out, in, k, k),
-// batch-norm γ, β and running statistics; per dense layer (policy.fc,
-// value.fc1, value.fc2) weights (in, out) and biases.
+// layout takes the layers from the description, checks that they fit
+// the arrays and each other, and places the arrays in the flat buffers.
 func (t *Trainer) layout() error {
-	game := t.net.Game()
-	t.planes, t.height, t.width = game.EncodedShape()
-	t.cells, t.actions = t.height*t.width, game.ActionSpace()
-	learn, stat := map[string]int{}, map[string]int{}
-	for i, l := range t.learn {
-		learn[l.Name] = i
+	ds := t.desc
+	t.planes, t.height, t.width = ds.Planes, ds.Height, ds.Width
+	t.cells, t.actions = ds.Cells(), ds.Actions
+	if ds.ValueOutputs != 3 {
+		return fmt.Errorf("%d value outputs, want 3 (win, draw, loss)", ds.ValueOutputs)
 	}
-	for i, s := range t.stats {
-		stat[s.Name] = i
+	if err := checkDescription(ds, t.learn, t.stats); err != nil {
+		return err
 	}
-	find := func(m map[string]int, name string) (int, error) {
-		i, ok := m[name]
-		if !ok {
-			return 0, fmt.Errorf("network has no array %s", name)
-		}
-		return i, nil
+	for i, c := range ds.Convs() {
+		t.convs = append(t.convs, trainConv{ConvDesc: c, slot: i})
 	}
-	names := []string{"stem"}
-	for k := 0; ; k++ {
-		if _, ok := learn[fmt.Sprintf("block%d.a.w", k)]; !ok {
-			break
-		}
-		names = append(names, fmt.Sprintf("block%d.a", k), fmt.Sprintf("block%d.b", k))
+	for _, l := range ds.Dense() {
+		t.dense = append(t.dense, trainDense{DenseDesc: l})
 	}
-	names = append(names, "policy.conv", "value.conv")
-	for _, name := range names {
-		var c trainConv
-		var err error
-		for _, f := range []struct {
-			m    map[string]int
-			name string
-			dst  *int
-		}{
-			{learn, name + ".w", &c.w}, {learn, name + ".bn.gamma", &c.gamma}, {learn, name + ".bn.beta", &c.beta},
-			{stat, name + ".bn.mean", &c.mean}, {stat, name + ".bn.var", &c.variance},
-		} {
-			if *f.dst, err = find(f.m, f.name); err != nil {
-				return err
-			}
+	// Walk the layers in the order Convs and Dense list them.
+	nc, nd := 0, 0
+	conv := func() *trainConv { nc++; return &t.convs[nc-1] }
+	dense := func() *trainDense { nd++; return &t.dense[nd-1] }
+	t.stem = conv()
+	pools := 0
+	for _, b := range ds.Blocks {
+		tb := trainBlock{a: conv(), b: conv(), slot: -1}
+		if b.Pool != nil {
+			tb.slot = pools
+			pools++
 		}
-		sh := t.learn[c.w].Shape
-		if len(sh) != 4 || sh[2] != sh[3] || sh[2]%2 != 1 {
-			return fmt.Errorf("%s has shape %v, want (out, in, k, k) with k odd", t.learn[c.w].Name, sh)
-		}
-		c.out, c.in, c.kernel = sh[0], sh[1], sh[2]
-		if len(t.learn[c.gamma].Data) != c.out || len(t.learn[c.beta].Data) != c.out || len(t.stats[c.mean].Data) != c.out || len(t.stats[c.variance].Data) != c.out {
-			return fmt.Errorf("%s: batch-norm arrays do not have %d values", name, c.out)
-		}
-		t.convs = append(t.convs, c)
+		t.blocks = append(t.blocks, tb)
 	}
-	for i, name := range []string{"policy.fc", "value.fc1", "value.fc2"} {
-		var err error
-		f := &t.fc[i]
-		if f.w, err = find(learn, name+".w"); err != nil {
-			return err
-		}
-		if f.b, err = find(learn, name+".b"); err != nil {
-			return err
-		}
-		sh := t.learn[f.w].Shape
-		if len(sh) != 2 || len(t.learn[f.b].Data) != sh[1] {
-			return fmt.Errorf("%s has shape %v and %d biases", name, sh, len(t.learn[f.b].Data))
-		}
-		f.in, f.out = sh[0], sh[1]
+	t.policyConv = conv()
+	if ds.PolicyOut != nil {
+		t.policyOut = conv()
+		t.spatial = ds.PolicyOut.Out * t.cells
 	}
-	nconv := len(t.convs)
-	pc, vc := t.convs[nconv-2], t.convs[nconv-1]
-	if t.convs[0].in != t.planes || t.fc[0].in != pc.out*t.cells || t.fc[0].out != t.actions ||
-		t.fc[1].in != vc.out*t.cells || t.fc[2].in != t.fc[1].out || t.fc[2].out != 3 {
-		return errors.New("network's layers do not fit together")
+	t.valueConv = conv()
+	if ds.Ownership != nil {
+		t.owns = conv()
+	}
+	for i, b := range ds.Blocks {
+		if b.Pool != nil {
+			t.blocks[i].pool = dense()
+		}
+	}
+	if ds.PolicyFC != nil {
+		t.policyFC = dense()
+	}
+	if ds.PolicyGlobal != nil {
+		t.policyGlobal = dense()
+		t.globals = ds.PolicyGlobal.Out
+	}
+	t.valueFC1, t.valueFC2 = dense(), dense()
+	if ds.Score != nil {
+		t.score = dense()
+	}
+	if nc != len(t.convs) || nd != len(t.dense) {
+		return fmt.Errorf("description lists %d convolutions and %d dense layers, its fields %d and %d", len(t.convs), len(t.dense), nc, nd)
 	}
 	// Weights with decay first, then the rest, each in checkpoint order.
 	t.offset = make([]int, len(t.learn))
@@ -281,6 +235,74 @@ func (t *Trainer) layout() error {
 	for i, s := range t.stats {
 		t.statOff[i] = off
 		off += len(s.Data)
+	}
+	return nil
+}
+
+// checkDescription checks that the description's indices name arrays of
+// the sizes its layers promise and that each layer reads what the one
+// before it writes, so that no copy or kernel runs out of bounds.
+func checkDescription(ds nn.Description, learn, stats []nn.Tensor) error {
+	size := func(list []nn.Tensor, i, want int, what string) error {
+		if i < 0 || i >= len(list) || len(list[i].Data) != want {
+			return fmt.Errorf("%s: array %d does not hold %d values", what, i, want)
+		}
+		return nil
+	}
+	for _, c := range ds.Convs() {
+		if c.Kernel%2 != 1 || c.In < 1 || c.Out < 1 {
+			return fmt.Errorf("%s: %d→%d with kernel %d", c.Name, c.In, c.Out, c.Kernel)
+		}
+		for _, e := range []error{
+			size(learn, c.W, c.Out*c.In*c.Kernel*c.Kernel, c.Name+" weights"),
+			size(learn, c.Gamma, c.Out, c.Name+" gamma"), size(learn, c.Beta, c.Out, c.Name+" beta"),
+			size(stats, c.Mean, c.Out, c.Name+" mean"), size(stats, c.Variance, c.Out, c.Name+" variance"),
+		} {
+			if e != nil {
+				return e
+			}
+		}
+	}
+	for _, l := range ds.Dense() {
+		if err := size(learn, l.W, l.In*l.Out, l.Name+" weights"); err != nil {
+			return err
+		}
+		if err := size(learn, l.B, l.Out, l.Name+" bias"); err != nil {
+			return err
+		}
+	}
+	cells, f := ds.Cells(), ds.Stem.Out
+	fits := ds.Stem.In == ds.Planes && ds.Stem.ReLU && ds.PolicyConv.In == f && ds.ValueConv.In == f &&
+		ds.PolicyConv.ReLU && ds.ValueConv.ReLU &&
+		ds.ValueFC1.In == ds.ValueConv.Out*cells && ds.ValueFC2.In == ds.ValueFC1.Out && ds.ValueFC2.Out == 3
+	for _, b := range ds.Blocks {
+		fits = fits && b.A.In == f && b.B.In == b.A.Out && b.B.Out == f && b.A.ReLU && b.B.ReLU &&
+			(b.Pool == nil || (b.Pool.In == 2*b.A.Out && b.Pool.Out == b.A.Out))
+	}
+	switch {
+	case ds.PolicyFC != nil:
+		fits = fits && ds.PolicyOut == nil && ds.PolicyFC.In == ds.PolicyConv.Out*cells && ds.PolicyFC.Out == ds.Actions
+	case ds.PolicyOut != nil:
+		logits := ds.PolicyOut.Out * cells
+		if g := ds.PolicyGlobal; g != nil {
+			fits = fits && g.In == 2*ds.PolicyConv.Out
+			logits += g.Out
+		}
+		fits = fits && ds.PolicyOut.In == ds.PolicyConv.Out && !ds.PolicyOut.ReLU && len(ds.PolicyIndex) == ds.Actions
+		for _, i := range ds.PolicyIndex {
+			fits = fits && i >= 0 && int(i) < logits
+		}
+	default:
+		fits = false
+	}
+	if o := ds.Ownership; o != nil {
+		fits = fits && o.In == f && o.Out == 1 && !o.ReLU
+	}
+	if s := ds.Score; s != nil {
+		fits = fits && s.In == ds.ValueFC1.Out && s.Out == 1
+	}
+	if !fits {
+		return fmt.Errorf("%s network: %w", ds.Game, ErrArchitecture)
 	}
 	return nil
 }
@@ -368,15 +390,23 @@ func (t *Trainer) setup(velocity [][]float32) (err error) {
 		if err := d.dnnErr("cudnnCreateFilterDescriptor", d.dnn.cudnnCreateFilterDescriptor(&c.wDesc)); err != nil {
 			return err
 		}
-		if err := d.dnnErr("cudnnSetFilter4dDescriptor", d.dnn.cudnnSetFilter4dDescriptor(c.wDesc, cudnnDataFloat, cudnnTensorNCHW, int32(c.out), int32(c.in), int32(c.kernel), int32(c.kernel))); err != nil {
+		if err := d.dnnErr("cudnnSetFilter4dDescriptor", d.dnn.cudnnSetFilter4dDescriptor(c.wDesc, cudnnDataFloat, cudnnTensorNCHW, int32(c.Out), int32(c.In), int32(c.Kernel), int32(c.Kernel))); err != nil {
 			return err
 		}
-		if c.bnDesc, err = t.tensorDesc(1, c.out, 1, 1); err != nil {
+		if c.bnDesc, err = t.tensorDesc(1, c.Out, 1, 1); err != nil {
 			return err
 		}
 	}
-	for i := range t.fc {
-		if t.fc[i].bDesc, err = t.tensorDesc(1, t.fc[i].out, 1, 1); err != nil {
+	for i := range t.dense {
+		if t.dense[i].bDesc, err = t.tensorDesc(1, t.dense[i].Out, 1, 1); err != nil {
+			return err
+		}
+	}
+	if t.policyOut != nil {
+		if t.policyIndex, err = t.alloc(len(t.desc.PolicyIndex)); err != nil {
+			return err
+		}
+		if err := d.uploadInt32(t.policyIndex, t.desc.PolicyIndex); err != nil {
 			return err
 		}
 	}
@@ -418,186 +448,6 @@ func (t *Trainer) SetLearningRate(lr float64) error {
 // Steps is the number of optimizer steps taken.
 func (t *Trainer) Steps() int64 { return t.steps }
 
-func (t *Trainer) plan(n int) (*trainPlan, error) {
-	if p := t.plans[n]; p != nil {
-		return p, nil
-	}
-	p := &trainPlan{n: n, desc: map[int]uintptr{}, flat: map[int]uintptr{}, conv: map[int]uintptr{}, algos: map[[3]int][3]int32{}}
-	if err := t.buildPlan(p); err != nil {
-		t.freePlan(p)
-		return nil, err
-	}
-	t.plans[n] = p
-	return p, nil
-}
-
-func (t *Trainer) buildPlan(p *trainPlan) (err error) {
-	d, n := t.d, p.n
-	alloc := func(size int) (uintptr, error) {
-		m, err := d.alloc(size)
-		if err == nil {
-			p.allocs = append(p.allocs, m)
-		}
-		return m, err
-	}
-	descFor := func(c int) error {
-		if p.desc[c] != 0 {
-			return nil
-		}
-		desc, err := t.tensorDesc(n, c, t.height, t.width)
-		p.desc[c] = desc
-		return err
-	}
-	flatFor := func(c int) error {
-		if p.flat[c] != 0 {
-			return nil
-		}
-		desc, err := t.tensorDesc(n, c, 1, 1)
-		p.flat[c] = desc
-		return err
-	}
-	widest := t.planes
-	for _, c := range t.convs {
-		if err := descFor(c.in); err != nil {
-			return err
-		}
-		if err := descFor(c.out); err != nil {
-			return err
-		}
-		widest = max(widest, c.out)
-		if p.conv[c.kernel] == 0 {
-			var cd uintptr
-			if err := d.dnnErr("cudnnCreateConvolutionDescriptor", d.dnn.cudnnCreateConvolutionDescriptor(&cd)); err != nil {
-				return err
-			}
-			p.conv[c.kernel] = cd
-			pad := int32(c.kernel / 2)
-			if err := d.dnnErr("cudnnSetConvolution2dDescriptor", d.dnn.cudnnSetConvolution2dDescriptor(cd, pad, pad, 1, 1, 1, 1, cudnnCrossCorrelation, cudnnDataFloat)); err != nil {
-				return err
-			}
-			math := int32(cudnnFMAMath)
-			if t.tf32 {
-				math = cudnnDefaultMath
-			}
-			if err := d.dnnErr("cudnnSetConvolutionMathType", d.dnn.cudnnSetConvolutionMathType(cd, math)); err != nil {
-				return err
-			}
-		}
-	}
-	for _, w := range []int{t.actions, 3, t.fc[1].out} {
-		if err := flatFor(w); err != nil {
-			return err
-		}
-	}
-	act := n * widest * t.cells
-	if p.in, err = alloc(n * t.planes * t.cells); err != nil {
-		return err
-	}
-	for range t.convs {
-		z, err := alloc(act)
-		if err != nil {
-			return err
-		}
-		a, err := alloc(act)
-		if err != nil {
-			return err
-		}
-		p.z, p.a = append(p.z, z), append(p.a, a)
-		m, err := alloc(widest)
-		if err != nil {
-			return err
-		}
-		inv, err := alloc(widest)
-		if err != nil {
-			return err
-		}
-		p.saveMean, p.saveInv = append(p.saveMean, m), append(p.saveInv, inv)
-	}
-	for _, b := range []struct {
-		p    *uintptr
-		size int
-	}{
-		{&p.tmp, act}, {&p.dA, act}, {&p.dB, act}, {&p.dS, act}, {&p.dZ, act},
-		{&p.hidden, n * t.fc[1].out}, {&p.logits, n * t.actions}, {&p.vlogits, n * 3},
-		{&p.masked, n * t.actions}, {&p.logp, n * t.actions}, {&p.p, n * t.actions},
-		{&p.vlogp, n * 3}, {&p.vp, n * 3}, {&p.target, n * t.actions}, {&p.legal, n * t.actions},
-		{&p.vtarget, n * 3}, {&p.share, n}, {&p.rowSum, n}, {&p.vrowSum, n},
-		{&p.dLogits, n * t.actions}, {&p.dV, n * 3}, {&p.dHidden, n * t.fc[1].out},
-		{&p.dFlatP, n * t.fc[0].in}, {&p.dFlatV, n * t.fc[1].in}, {&p.ones, max(n, t.actions)},
-	} {
-		if *b.p, err = alloc(b.size); err != nil {
-			return err
-		}
-	}
-	if err := d.cu("cuMemsetD32Async", d.drv.cuMemsetD32Async(p.ones, math.Float32bits(1), uintptr(max(n, t.actions)), t.stream)); err != nil {
-		return err
-	}
-	// Algorithms, by timing, for each distinct convolution shape.
-	var ws uintptr
-	for i, c := range t.convs {
-		key := [3]int{c.in, c.out, c.kernel}
-		if _, ok := p.algos[key]; ok {
-			continue
-		}
-		x, y, cd := p.desc[c.in], p.desc[c.out], p.conv[c.kernel]
-		var perf [8]convFwdPerf
-		var got int32
-		var algos [3]int32
-		var bytes uintptr
-		if err := d.dnnErr("cudnnFindConvolutionForwardAlgorithm", d.dnn.cudnnFindConvolutionForwardAlgorithm(t.dnn, x, c.wDesc, cd, y, 8, &got, &perf[0])); err != nil {
-			return err
-		}
-		if algos[0], bytes, err = t.pick(perf[:got], "forward", func(a int32, b *uintptr) int32 {
-			return d.dnn.cudnnGetConvolutionForwardWorkspaceSize(t.dnn, x, c.wDesc, cd, y, a, b)
-		}); err != nil {
-			return err
-		}
-		ws = max(ws, bytes)
-		if i > 0 { // the stem needs no gradient of its input
-			if err := d.dnnErr("cudnnFindConvolutionBackwardDataAlgorithm", d.dnn.cudnnFindConvolutionBackwardDataAlgorithm(t.dnn, c.wDesc, y, cd, x, 8, &got, &perf[0])); err != nil {
-				return err
-			}
-			if algos[1], bytes, err = t.pick(perf[:got], "backward data", func(a int32, b *uintptr) int32 {
-				return d.dnn.cudnnGetConvolutionBackwardDataWorkspaceSize(t.dnn, c.wDesc, y, cd, x, a, b)
-			}); err != nil {
-				return err
-			}
-			ws = max(ws, bytes)
-		}
-		if err := d.dnnErr("cudnnFindConvolutionBackwardFilterAlgorithm", d.dnn.cudnnFindConvolutionBackwardFilterAlgorithm(t.dnn, x, y, cd, c.wDesc, 8, &got, &perf[0])); err != nil {
-			return err
-		}
-		if algos[2], bytes, err = t.pick(perf[:got], "backward filter", func(a int32, b *uintptr) int32 {
-			return d.dnn.cudnnGetConvolutionBackwardFilterWorkspaceSize(t.dnn, x, y, cd, c.wDesc, a, b)
-		}); err != nil {
-			return err
-		}
-		ws = max(ws, bytes)
-		p.algos[key] = algos
-	}
-	if ws > 0 {
-		if p.ws, err = alloc(int(ws+3) / 4); err != nil {
-			return err
-		}
-		p.wsBytes = ws
-	}
-	return nil
-}
-
-// pick chooses the fastest algorithm of a cuDNN Find that keeps to the
-// trainer's precision, and its workspace.
-func (t *Trainer) pick(perf []convFwdPerf, what string, workspace func(int32, *uintptr) int32) (int32, uintptr, error) {
-	i := pickAlgo(perf, t.tf32)
-	if i < 0 {
-		return 0, 0, fmt.Errorf("cudnn: no %s convolution algorithm", what)
-	}
-	var bytes uintptr
-	if err := t.d.dnnErr("cudnn workspace size, "+what, workspace(perf[i].Algo, &bytes)); err != nil {
-		return 0, 0, err
-	}
-	return perf[i].Algo, bytes, nil
-}
-
 // Step takes one optimizer step on the batch and returns its losses,
 // computed before the update, as nn's Trainer does.
 func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
@@ -612,7 +462,9 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 	if n > maxBatchLimit {
 		return nn.Losses{}, fmt.Errorf("training batch of %d, want at most %d", n, maxBatchLimit)
 	}
-	if len(b.Policy) != n*t.actions || len(b.Legal) != n*t.actions || len(b.Value) != n*3 || (b.Weights != nil && len(b.Weights) != n) {
+	if len(b.Policy) != n*t.actions || len(b.Legal) != n*t.actions || len(b.Value) != n*3 || (b.Weights != nil && len(b.Weights) != n) ||
+		(b.Aux != nil && (len(b.Aux) != n || len(b.Margin) != n || len(b.Ownership) != n*t.cells)) ||
+		(b.Aux == nil && (b.Margin != nil || b.Ownership != nil)) {
 		return nn.Losses{}, fmt.Errorf("training batch of %d: %w", n, b.Check(n, t.actions, t.cells))
 	}
 	// The contents are checked on all cores while the GPU copies them: for
@@ -668,39 +520,21 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 		return nn.Losses{}, restore(fmt.Errorf("training batch of %d: %w", n, err))
 	}
 	t.staged("check")
-	share := make([]float32, n)
-	sum := 0.0
-	for i := range share {
-		w := float32(1)
-		if b.Weights != nil {
-			w = b.Weights[i]
-		}
-		sum += float64(w)
-	}
-	if sum <= 0 {
-		return nn.Losses{}, restore(errors.New("training batch: the sample weights sum to zero"))
-	}
-	for i := range share {
-		w := 1.0
-		if b.Weights != nil {
-			w = float64(b.Weights[i])
-		}
-		share[i] = float32(w / sum)
-	}
-	if err := d.upload(p.share, share); err != nil {
-		return nn.Losses{}, err
+	auxShare, err := t.uploadTargets(p, b)
+	if err != nil {
+		return nn.Losses{}, restore(err)
 	}
 	if err := t.lossInputs(p); err != nil {
 		return nn.Losses{}, err
 	}
-	losses, err := t.losses(p)
+	losses, err := t.losses(p, auxShare)
 	if err != nil {
 		return losses, err
 	}
 	t.staged("losses")
 	if math.IsNaN(losses.Total) || math.IsInf(losses.Total, 0) {
-		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, L2 %g; weights left unchanged",
-			t.steps+1, losses.Policy, losses.Value, losses.L2)
+		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, ownership %g, score %g, L2 %g; weights left unchanged",
+			t.steps+1, losses.Policy, losses.Value, losses.Ownership, losses.Score, losses.L2)
 	}
 	if err := t.backward(p); err != nil {
 		return losses, err
@@ -715,6 +549,73 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 	}
 	t.steps++
 	return losses, nil
+}
+
+// uploadTargets copies each sample's share of the batch's weight and the
+// auxiliary heads' targets and weights, and returns the share of the
+// batch's weight that has auxiliary targets. The auxiliary weights make
+// each head's loss the mean squared error over the samples with targets
+// (per cell for ownership), times the config's weight, times that share,
+// as nn's trainer does.
+func (t *Trainer) uploadTargets(p *trainPlan, b nn.Batch) (auxShare float64, err error) {
+	d, n := t.d, p.n
+	weight := func(i int) float64 {
+		if b.Weights == nil {
+			return 1
+		}
+		return float64(b.Weights[i])
+	}
+	sum, with := 0.0, 0.0
+	for i := 0; i < n; i++ {
+		sum += weight(i)
+		if b.Aux != nil && b.Aux[i] == 1 {
+			with += weight(i)
+		}
+	}
+	if sum <= 0 {
+		return 0, errors.New("training batch: the sample weights sum to zero")
+	}
+	for i := range p.hostShare {
+		p.hostShare[i] = float32(weight(i) / sum)
+	}
+	if err := d.upload(p.share, p.hostShare); err != nil {
+		return 0, err
+	}
+	if t.owns == nil && t.score == nil {
+		return 0, nil
+	}
+	clear(p.hostOwnTarget)
+	clear(p.hostOwnWeight)
+	clear(p.hostScoreTarget)
+	clear(p.hostScoreWeight)
+	for i := 0; i < n && with > 0; i++ {
+		if b.Aux[i] != 1 {
+			continue
+		}
+		w := weight(i) / sum
+		if t.owns != nil {
+			copy(p.hostOwnTarget[i*t.cells:(i+1)*t.cells], b.Ownership[i*t.cells:(i+1)*t.cells])
+			ow := float32(w * t.cfg.OwnershipWeight / float64(t.cells))
+			for c := i * t.cells; c < (i+1)*t.cells; c++ {
+				p.hostOwnWeight[c] = ow
+			}
+		}
+		if t.score != nil {
+			p.hostScoreTarget[i] = b.Margin[i]
+			p.hostScoreWeight[i] = float32(w * t.cfg.ScoreWeight)
+		}
+	}
+	for _, u := range []struct {
+		dst uintptr
+		src []float32
+	}{{p.ownTarget, p.hostOwnTarget}, {p.ownWeight, p.hostOwnWeight}, {p.scoreTarget, p.hostScoreTarget}, {p.scoreWeight, p.hostScoreWeight}} {
+		if u.dst != 0 {
+			if err := d.upload(u.dst, u.src); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return with / sum, nil
 }
 
 var (
@@ -737,6 +638,9 @@ func checkBatch(b nn.Batch, n, actions, cells int) error {
 			if b.Weights != nil {
 				part.Weights = b.Weights[lo:hi]
 			}
+			if b.Aux != nil {
+				part.Aux, part.Margin, part.Ownership = b.Aux[lo:hi], b.Margin[lo:hi], b.Ownership[lo*cells:hi*cells]
+			}
 			if err := part.Check(hi-lo, actions, cells); err != nil {
 				errs[c] = fmt.Errorf("samples %d and on: %w", lo, err)
 			}
@@ -744,247 +648,6 @@ func checkBatch(b nn.Batch, n, actions, cells int) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
-}
-
-// forward runs the network in training mode: convolutions, batch norm
-// with the batch's statistics (updating the running ones), ReLUs, skips,
-// heads.
-func (t *Trainer) forward(p *trainPlan) error {
-	d := t.d
-	nconv := len(t.convs)
-	x := p.in
-	for i := 0; i < nconv-2; i++ {
-		var skip uintptr
-		if i > 0 && i%2 == 0 { // block b: the skip is the block's input
-			skip = p.a[i-2]
-		}
-		if err := t.convBN(p, i, x, skip); err != nil {
-			return err
-		}
-		x = p.a[i]
-	}
-	for i := nconv - 2; i < nconv; i++ {
-		if err := t.convBN(p, i, x, 0); err != nil {
-			return err
-		}
-	}
-	if err := t.denseFwd(p, &t.fc[0], p.a[nconv-2], p.logits, p.flat[t.actions]); err != nil {
-		return err
-	}
-	if err := t.denseFwd(p, &t.fc[1], p.a[nconv-1], p.hidden, p.flat[t.fc[1].out]); err != nil {
-		return err
-	}
-	hd := p.flat[t.fc[1].out]
-	if err := d.dnnErr("cudnnActivationForward", d.dnn.cudnnActivationForward(t.dnn, t.relu, &one, hd, p.hidden, &zero, hd, p.hidden)); err != nil {
-		return err
-	}
-	return t.denseFwd(p, &t.fc[2], p.hidden, p.vlogits, p.flat[3])
-}
-
-// lossInputs queues the losses' inputs: masked logits, their
-// (log-)softmax, the targets weighted by each sample's share.
-func (t *Trainer) lossInputs(p *trainPlan) error {
-	d, n := t.d, p.n
-	if err := d.launch(t.stream, d.maskLogits, uint32(n*t.actions), p.logits, p.legal, p.masked, uint32(n*t.actions)); err != nil {
-		return fmt.Errorf("masklogits: %w", err)
-	}
-	ad, vd := p.flat[t.actions], p.flat[3]
-	for _, s := range []struct {
-		algo     int32
-		desc     uintptr
-		src, dst uintptr
-		what     string
-	}{
-		{cudnnSoftmaxLog, ad, p.masked, p.logp, "policy log-softmax"},
-		{cudnnSoftmaxAccurate, ad, p.masked, p.p, "policy softmax"},
-		{cudnnSoftmaxLog, vd, p.vlogits, p.vlogp, "value log-softmax"},
-		{cudnnSoftmaxAccurate, vd, p.vlogits, p.vp, "value softmax"},
-	} {
-		if err := d.dnnErr("cudnnSoftmaxForward "+s.what, d.dnn.cudnnSoftmaxForward(t.dnn, s.algo, cudnnSoftmaxModeInst, &one, s.desc, s.src, &zero, s.desc, s.dst)); err != nil {
-			return err
-		}
-	}
-	if err := d.launch(t.stream, d.rowScale, uint32(n*t.actions), p.target, p.share, p.target, uint32(n*t.actions), uint32(t.actions)); err != nil {
-		return fmt.Errorf("rowscale: %w", err)
-	}
-	if err := d.launch(t.stream, d.rowScale, uint32(n*3), p.vtarget, p.share, p.vtarget, uint32(n*3), uint32(3)); err != nil {
-		return fmt.Errorf("rowscale: %w", err)
-	}
-	return nil
-}
-
-// convBN is a[i] = relu(bn(conv(x)) [+ skip]), keeping z[i] = conv(x)
-// and the batch's statistics for the backward pass.
-func (t *Trainer) convBN(p *trainPlan, i int, x, skip uintptr) error {
-	d := t.d
-	c := &t.convs[i]
-	xd, yd := p.desc[c.in], p.desc[c.out]
-	algos := p.algos[[3]int{c.in, c.out, c.kernel}]
-	if err := d.dnnErr(fmt.Sprintf("cudnnConvolutionForward %d→%d k%d", c.in, c.out, c.kernel),
-		d.dnn.cudnnConvolutionForward(t.dnn, &one, xd, x, c.wDesc, t.param(t.w, c.w), p.conv[c.kernel], algos[0], p.ws, p.wsBytes, &zero, yd, p.z[i])); err != nil {
-		return err
-	}
-	if err := d.dnnErr("cudnnBatchNormalizationForwardTraining", d.dnn.cudnnBatchNormalizationForwardTraining(t.dnn, cudnnBatchNormSpatial, &one, &zero,
-		yd, p.z[i], yd, p.tmp, c.bnDesc, t.param(t.w, c.gamma), t.param(t.w, c.beta), t.cfg.BatchNormMomentum,
-		t.stat(c.mean), t.stat(c.variance), nn.BNEpsilon, p.saveMean[i], p.saveInv[i])); err != nil {
-		return err
-	}
-	if skip != 0 {
-		if err := d.dnnErr("cudnnAddTensor skip", d.dnn.cudnnAddTensor(t.dnn, &one, yd, skip, &one, yd, p.tmp)); err != nil {
-			return err
-		}
-	}
-	return d.dnnErr("cudnnActivationForward", d.dnn.cudnnActivationForward(t.dnn, t.relu, &one, yd, p.tmp, &zero, yd, p.a[i]))
-}
-
-// gemm runs a row-major product on the trainer's stream.
-func (t *Trainer) gemm(transA, transB bool, m, n, k int, a, b, c uintptr, beta float32) error {
-	g := rowGemm(transA, transB, m, n, k)
-	return t.d.blasErr(fmt.Sprintf("cublasSgemm %d×%d×%d", m, n, k),
-		t.d.blas.cublasSgemm(t.blas, g.opFirst, g.opSecond, int32(g.m), int32(g.n), int32(g.k), &one, b, int32(g.ldFirst), a, int32(g.ldSecond), &beta, c, int32(g.ldc)))
-}
-
-func (t *Trainer) denseFwd(p *trainPlan, l *trainDense, x, y, yDesc uintptr) error {
-	if err := t.gemm(false, false, p.n, l.out, l.in, x, t.param(t.w, l.w), y, 0); err != nil {
-		return err
-	}
-	return t.d.dnnErr("cudnnAddTensor bias", t.d.dnn.cudnnAddTensor(t.dnn, &one, l.bDesc, t.param(t.w, l.b), &one, yDesc, y))
-}
-
-// losses computes the policy and value cross-entropies (targets weighted
-// by each sample's share) and the L2 term, waiting for the GPU.
-func (t *Trainer) losses(p *trainPlan) (nn.Losses, error) {
-	d := t.d
-	var pl, vl, l2 float32
-	if err := d.blasErr("cublasSdot policy loss", d.blas.cublasSdot(t.blas, int32(p.n*t.actions), p.target, 1, p.logp, 1, &pl)); err != nil {
-		return nn.Losses{}, err
-	}
-	if err := d.blasErr("cublasSdot value loss", d.blas.cublasSdot(t.blas, int32(p.n*3), p.vtarget, 1, p.vlogp, 1, &vl)); err != nil {
-		return nn.Losses{}, err
-	}
-	if err := d.blasErr("cublasSdot L2", d.blas.cublasSdot(t.blas, int32(t.decayEnd), t.w, 1, t.w, 1, &l2)); err != nil {
-		return nn.Losses{}, err
-	}
-	l := nn.Losses{Policy: -float64(pl), Value: -float64(vl), L2: t.cfg.WeightDecay * float64(l2)}
-	l.Total = l.Policy + l.Value + l.L2
-	return l, nil
-}
-
-// backward computes every learnable's gradient of policy + value loss
-// into t.g.
-func (t *Trainer) backward(p *trainPlan) error {
-	d, n := t.d, p.n
-	nconv := len(t.convs)
-	// Cross-entropy gradients: softmax · (the row's target sum) − target,
-	// on legal actions.
-	if err := t.gemm(false, false, n, 1, t.actions, p.target, p.ones, p.rowSum, 0); err != nil {
-		return err
-	}
-	if err := t.gemm(false, false, n, 1, 3, p.vtarget, p.ones, p.vrowSum, 0); err != nil {
-		return err
-	}
-	if err := d.launch(t.stream, d.softGrad, uint32(n*t.actions), p.p, p.target, p.rowSum, p.legal, p.dLogits, uint32(n*t.actions), uint32(t.actions)); err != nil {
-		return fmt.Errorf("softgrad: %w", err)
-	}
-	if err := d.launch(t.stream, d.softGrad, uint32(n*3), p.vp, p.vtarget, p.vrowSum, uintptr(0), p.dV, uint32(n*3), uint32(3)); err != nil {
-		return fmt.Errorf("softgrad: %w", err)
-	}
-	// Value head's dense layers.
-	if err := t.denseBwd(p, &t.fc[2], p.hidden, p.dV, p.dHidden); err != nil {
-		return err
-	}
-	hd := p.flat[t.fc[1].out]
-	if err := d.dnnErr("cudnnActivationBackward", d.dnn.cudnnActivationBackward(t.dnn, t.relu, &one, hd, p.hidden, hd, p.dHidden, hd, p.hidden, &zero, hd, p.dHidden)); err != nil {
-		return err
-	}
-	if err := t.denseBwd(p, &t.fc[1], p.a[nconv-1], p.dHidden, p.dFlatV); err != nil {
-		return err
-	}
-	if err := t.denseBwd(p, &t.fc[0], p.a[nconv-2], p.dLogits, p.dFlatP); err != nil {
-		return err
-	}
-	top := p.a[nconv-3]
-	// Heads' convolutions: both add into dA, the gradient of the tower's
-	// output.
-	if err := t.convBNBwd(p, nconv-2, p.dFlatP, top, p.dA, 0); err != nil {
-		return err
-	}
-	if err := t.convBNBwd(p, nconv-1, p.dFlatV, top, p.dA, 1); err != nil {
-		return err
-	}
-	// Blocks, last first: out = relu(bn(conv_b(t)) + in), t = relu(bn(conv_a(in))).
-	dOut, dIn := p.dA, p.dB
-	for bIdx := nconv - 3; bIdx >= 2; bIdx -= 2 {
-		a := bIdx - 1
-		in := p.a[a-1]
-		c := &t.convs[bIdx]
-		yd := p.desc[c.out]
-		// dS = relu'(out) ⊙ dOut: the gradient of the sum, which goes to
-		// both the skip and branch b.
-		if err := d.dnnErr("cudnnActivationBackward", d.dnn.cudnnActivationBackward(t.dnn, t.relu, &one, yd, p.a[bIdx], yd, dOut, yd, p.a[bIdx], &zero, yd, p.dS)); err != nil {
-			return err
-		}
-		if err := t.bnConvBwd(p, bIdx, p.dS, p.a[a], p.tmp, 0); err != nil {
-			return err
-		}
-		// p.tmp is the gradient of t; through t's ReLU, then branch a.
-		if err := d.cu("cuMemcpyDtoDAsync", d.drv.cuMemcpyDtoDAsync(dIn, p.dS, uintptr(n*c.out*t.cells*4), t.stream)); err != nil {
-			return err
-		}
-		if err := t.convBNBwd(p, a, p.tmp, in, dIn, 1); err != nil {
-			return err
-		}
-		dOut, dIn = dIn, dOut
-	}
-	// The stem: no gradient of the input.
-	return t.convBNBwd(p, 0, dOut, p.in, 0, 0)
-}
-
-// convBNBwd back-propagates dA, the gradient of a[i] = relu(bn(conv(x))),
-// through the ReLU, batch norm and convolution: weights', γ's and β's
-// gradients into t.g and, unless dx is 0, x's gradient into dx (added to
-// it when beta is 1).
-func (t *Trainer) convBNBwd(p *trainPlan, i int, dA, x, dx uintptr, beta float32) error {
-	d := t.d
-	c := &t.convs[i]
-	yd := p.desc[c.out]
-	if err := d.dnnErr("cudnnActivationBackward", d.dnn.cudnnActivationBackward(t.dnn, t.relu, &one, yd, p.a[i], yd, dA, yd, p.a[i], &zero, yd, p.dS)); err != nil {
-		return err
-	}
-	return t.bnConvBwd(p, i, p.dS, x, dx, beta)
-}
-
-// bnConvBwd back-propagates dY, the gradient of bn(conv(x)) of conv i.
-func (t *Trainer) bnConvBwd(p *trainPlan, i int, dY, x, dx uintptr, beta float32) error {
-	d := t.d
-	c := &t.convs[i]
-	xd, yd, cd := p.desc[c.in], p.desc[c.out], p.conv[c.kernel]
-	algos := p.algos[[3]int{c.in, c.out, c.kernel}]
-	if err := d.dnnErr("cudnnBatchNormalizationBackward", d.dnn.cudnnBatchNormalizationBackward(t.dnn, cudnnBatchNormSpatial, &one, &zero, &one, &zero,
-		yd, p.z[i], yd, dY, yd, p.dZ, c.bnDesc, t.param(t.w, c.gamma), t.param(t.g, c.gamma), t.param(t.g, c.beta),
-		nn.BNEpsilon, p.saveMean[i], p.saveInv[i])); err != nil {
-		return err
-	}
-	if err := d.dnnErr("cudnnConvolutionBackwardFilter", d.dnn.cudnnConvolutionBackwardFilter(t.dnn, &one, xd, x, yd, p.dZ, cd, algos[2], p.ws, p.wsBytes, &zero, c.wDesc, t.param(t.g, c.w))); err != nil {
-		return err
-	}
-	if dx == 0 {
-		return nil
-	}
-	return d.dnnErr("cudnnConvolutionBackwardData", d.dnn.cudnnConvolutionBackwardData(t.dnn, &one, c.wDesc, t.param(t.w, c.w), yd, p.dZ, cd, algos[1], p.ws, p.wsBytes, &beta, xd, dx))
-}
-
-// denseBwd back-propagates dY, the gradient of y = x·W + b: W's and b's
-// gradients into t.g, x's into dx.
-func (t *Trainer) denseBwd(p *trainPlan, l *trainDense, x, dY, dx uintptr) error {
-	n := p.n
-	if err := t.gemm(true, false, l.in, l.out, n, x, dY, t.param(t.g, l.w), 0); err != nil {
-		return err
-	}
-	if err := t.gemm(false, false, 1, l.out, n, p.ones, dY, t.param(t.g, l.b), 0); err != nil {
-		return err
-	}
-	return t.gemm(false, true, n, l.in, l.out, dY, t.param(t.w, l.w), dx, 0)
 }
 
 // Sync copies the weights and batch-norm running statistics back into
@@ -1041,26 +704,6 @@ func (t *Trainer) Close() error {
 	return nil
 }
 
-func (t *Trainer) freePlan(p *trainPlan) {
-	d := t.d
-	for _, m := range []map[int]uintptr{p.desc, p.flat} {
-		for _, desc := range m {
-			if desc != 0 {
-				d.dnn.cudnnDestroyTensorDescriptor(desc)
-			}
-		}
-	}
-	for _, cd := range p.conv {
-		if cd != 0 {
-			d.dnn.cudnnDestroyConvolutionDescriptor(cd)
-		}
-	}
-	for _, m := range p.allocs {
-		d.drv.cuMemFree(m)
-	}
-	p.allocs = nil
-}
-
 func (t *Trainer) free() {
 	d := t.d
 	t.closed = true
@@ -1079,7 +722,7 @@ func (t *Trainer) free() {
 			d.dnn.cudnnDestroyTensorDescriptor(c.bnDesc)
 		}
 	}
-	for _, f := range t.fc {
+	for _, f := range t.dense {
 		if f.bDesc != 0 {
 			d.dnn.cudnnDestroyTensorDescriptor(f.bDesc)
 		}

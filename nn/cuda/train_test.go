@@ -13,6 +13,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/env/yinsh"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/nntest"
 )
 
 // trainingBatch makes a batch of real positions with random search
@@ -47,40 +48,109 @@ func trainingBatch(g env.Game, n int, seed uint64) nn.Batch {
 	return b
 }
 
+// archConfigs are the architecture options on each game that has what
+// they need: the plain network, global pooling, the convolutional policy
+// head, the auxiliary heads, several value filters, and all at once.
+func archConfigs(g env.Game, blocks, filters int) map[string]nn.Config {
+	base := nn.DefaultConfig(g)
+	base.Blocks, base.Filters = blocks, filters
+	pool, conv, aux, values, all := base, base, base, base, base
+	pool.GlobalPooling = true
+	conv.PolicyHead, conv.PolicyFilters = "conv", 8
+	aux.Ownership, aux.Score = true, true
+	values.ValueFilters = 4
+	all.GlobalPooling, all.PolicyHead, all.PolicyFilters, all.Ownership, all.Score, all.ValueFilters = true, "conv", 8, true, true, 2
+	return map[string]nn.Config{"plain": base, "pooling": pool, "conv-policy": conv, "aux": aux, "value-filters": values, "all": all}
+}
+
 func TestTrainerLayout(t *testing.T) {
 	for _, g := range []env.Game{tictactoe.Game{}, othello.Othello(), yinsh.Full()} {
-		cfg := nn.DefaultConfig(g)
+		for name, cfg := range archConfigs(g, 3, 16) {
+			net, err := nn.New(g, cfg, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := &Trainer{net: net, desc: net.Describe(), learn: net.Learnables(), stats: net.Statistics()}
+			if err := tr.layout(); err != nil {
+				t.Fatalf("%s %s: %v", g.Name(), name, err)
+			}
+			want := 2*cfg.Blocks + 3
+			if cfg.ConvPolicy() {
+				want++
+			}
+			if cfg.Ownership {
+				want++
+			}
+			if len(tr.convs) != want {
+				t.Fatalf("%s %s: %d convolutions, want %d", g.Name(), name, len(tr.convs), want)
+			}
+			for i, c := range tr.convs {
+				if c.slot != i {
+					t.Fatalf("%s %s: convolution %d in slot %d", g.Name(), name, i, c.slot)
+				}
+			}
+			if (tr.policyFC == nil) != cfg.ConvPolicy() || (tr.owns != nil) != cfg.Ownership || (tr.score != nil) != cfg.Score {
+				t.Fatalf("%s %s: heads do not follow the config", g.Name(), name)
+			}
+			pools := 0
+			for _, b := range tr.blocks {
+				if b.pool != nil {
+					if b.slot != pools || b.pool.In != 2*b.a.Out {
+						t.Fatalf("%s %s: pooling block slot %d, %d inputs", g.Name(), name, b.slot, b.pool.In)
+					}
+					pools++
+				}
+			}
+			if cfg.GlobalPooling != (pools > 0) {
+				t.Fatalf("%s %s: %d pooling blocks", g.Name(), name, pools)
+			}
+			// Offsets tile [0, total) without overlap, decaying weights first.
+			covered := make([]bool, tr.total)
+			for i, l := range tr.learn {
+				if (tr.offset[i] < tr.decayEnd) != l.Decay {
+					t.Fatalf("%s: %s at %d, decay ends at %d", g.Name(), l.Name, tr.offset[i], tr.decayEnd)
+				}
+				for j := range l.Data {
+					if covered[tr.offset[i]+j] {
+						t.Fatalf("%s: %s overlaps another array", g.Name(), l.Name)
+					}
+					covered[tr.offset[i]+j] = true
+				}
+			}
+			for i, c := range covered {
+				if !c {
+					t.Fatalf("%s: value %d of the flat array belongs to no learnable", g.Name(), i)
+				}
+			}
+		}
+	}
+}
+
+// TestTrainerRefusesMisfits: a description whose layers do not fit
+// their arrays or each other is refused by name before the GPU is
+// touched.
+func TestTrainerRefusesMisfits(t *testing.T) {
+	g := yinsh.Full()
+	cfg := archConfigs(g, 2, 8)["all"]
+	for _, tc := range []struct {
+		name  string
+		spoil func(*nn.Description)
+		want  string
+	}{
+		{"weights", func(d *nn.Description) { d.Blocks[0].A.W = d.Stem.W }, "block0.a weights"},
+		{"pooling width", func(d *nn.Description) { d.Blocks[0].Pool.In-- }, "block0.gpool weights"},
+		{"stem without relu", func(d *nn.Description) { d.Stem.ReLU = false }, "architecture"},
+		{"policy index", func(d *nn.Description) { d.PolicyIndex[3] = 1 << 20 }, "architecture"},
+		{"ownership relu", func(d *nn.Description) { d.Ownership.ReLU = true }, "architecture"},
+	} {
 		net, err := nn.New(g, cfg, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr := &Trainer{net: net, learn: net.Learnables(), stats: net.Statistics()}
-		if err := tr.layout(); err != nil {
-			t.Fatalf("%s: %v", g.Name(), err)
-		}
-		if len(tr.convs) != 2*cfg.Blocks+3 {
-			t.Fatalf("%s: %d convolutions, want %d", g.Name(), len(tr.convs), 2*cfg.Blocks+3)
-		}
-		// Offsets tile [0, total) without overlap, decaying weights first.
-		covered := make([]bool, tr.total)
-		for i, l := range tr.learn {
-			if (tr.offset[i] < tr.decayEnd) != l.Decay {
-				t.Fatalf("%s: %s at %d, decay ends at %d", g.Name(), l.Name, tr.offset[i], tr.decayEnd)
-			}
-			for j := range l.Data {
-				if covered[tr.offset[i]+j] {
-					t.Fatalf("%s: %s overlaps another array", g.Name(), l.Name)
-				}
-				covered[tr.offset[i]+j] = true
-			}
-		}
-		for i, c := range covered {
-			if !c {
-				t.Fatalf("%s: value %d of the flat array belongs to no learnable", g.Name(), i)
-			}
-		}
-		if h := tr.convs[len(tr.convs)-2]; tr.fc[0].in != h.out*tr.cells || tr.fc[0].out != g.ActionSpace() {
-			t.Fatalf("%s: policy dense %d→%d", g.Name(), tr.fc[0].in, tr.fc[0].out)
+		tr := &Trainer{net: net, desc: net.Describe(), learn: net.Learnables(), stats: net.Statistics()}
+		tc.spoil(&tr.desc)
+		if err := tr.layout(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %q", tc.name, err, tc.want)
 		}
 	}
 }
@@ -106,8 +176,12 @@ func TestNewTrainerChecksArguments(t *testing.T) {
 // weights (which carry the momentum) and running statistics.
 func TestGPUTrainMatchesGorgonia(t *testing.T) {
 	d := openGPU(t)
-	g := othello.Othello()
-	cfg := nn.DefaultConfig(g)
+	for _, a := range shippedArchitectures() {
+		t.Run(a.name, func(t *testing.T) { trainMatchesGorgonia(t, d, a.game, a.cfg) })
+	}
+}
+
+func trainMatchesGorgonia(t *testing.T, d *Device, g env.Game, cfg nn.Config) {
 	cpuNet, err := nn.New(g, cfg, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -130,7 +204,7 @@ func TestGPUTrainMatchesGorgonia(t *testing.T) {
 	defer gpu.Close()
 	// A bad batch is refused and leaves everything, running statistics
 	// included, as it was (the forward pass runs while it is checked).
-	bad := trainingBatch(g, 48, 99)
+	bad := nntest.Batch(g, 48, 99)
 	bad.Weights[47] = -1
 	if _, err := gpu.Step(bad); err == nil || !strings.Contains(err.Error(), "weight -1") {
 		t.Fatalf("batch with a negative weight: %v", err)
@@ -144,17 +218,18 @@ func TestGPUTrainMatchesGorgonia(t *testing.T) {
 	compare := func(step int, kind string, got, want []nn.Tensor, tol float64) {
 		worst, where := 0.0, ""
 		for i := range want {
-			if dd := maxDiff(got[i].Data, want[i].Data); dd > worst {
-				worst, where = dd, want[i].Name
+			dd, scale := nntest.Diff(got[i].Data, want[i].Data)
+			if r := dd / max(1, scale); r > worst {
+				worst, where = r, want[i].Name
 			}
 		}
-		t.Logf("after step %d, %s: max |GPU−Gorgonia| %.3g (%s)", step, kind, worst, where)
+		t.Logf("after step %d, %s: max |GPU−Gorgonia| / max(1, largest) %.3g (%s)", step, kind, worst, where)
 		if worst > tol {
 			t.Errorf("after step %d, %s differ by %g at %s", step, kind, worst, where)
 		}
 	}
 	// The first step's losses agree to float32 rounding; its weights
-	// within 5e-5, as Gorgonia's batch-norm gradient sums thousands of
+	// within 5e-5 (relative to each array's largest value, or 1), as Gorgonia's batch-norm gradient sums thousands of
 	// float32 terms one after another (relative error up to ~1e-4 before
 	// cancellation). Later steps drift as the differences feed back
 	// through batch norm, so they are held to a looser bound.
@@ -163,7 +238,7 @@ func TestGPUTrainMatchesGorgonia(t *testing.T) {
 		if step > 0 {
 			tol = 1e-3
 		}
-		b := trainingBatch(g, 48, uint64(10+step))
+		b := nntest.Batch(g, 48, uint64(10+step))
 		want, err := cpu.Step(b)
 		if err != nil {
 			t.Fatal(err)
@@ -176,7 +251,8 @@ func TestGPUTrainMatchesGorgonia(t *testing.T) {
 		for _, l := range []struct {
 			name      string
 			got, want float64
-		}{{"policy", got.Policy, want.Policy}, {"value", got.Value, want.Value}, {"L2", got.L2, want.L2}} {
+		}{{"policy", got.Policy, want.Policy}, {"value", got.Value, want.Value}, {"ownership", got.Ownership, want.Ownership},
+			{"score", got.Score, want.Score}, {"L2", got.L2, want.L2}, {"total", got.Total, want.Total}} {
 			if math.Abs(l.got-l.want) > tol*math.Max(1, math.Abs(l.want)) {
 				t.Errorf("step %d: %s loss %g, Gorgonia %g", step, l.name, l.got, l.want)
 			}

@@ -5,7 +5,6 @@
 package device
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
@@ -19,9 +18,7 @@ const Choices = "auto, cpu or cuda"
 // Open returns the backend named: "cpu"; "cuda", an error naming the
 // library or the GPU that is missing when it cannot start; or "auto", the
 // GPU when a CUDA driver and GPU answer and the CPU otherwise, with why in
-// note. With "auto", a network with parts the GPU does not run (global
-// pooling, a convolutional policy head: cuda.ErrArchitecture) runs on the
-// CPU; with "cuda" it is refused, since the user asked for the GPU.
+// note. The GPU runs every architecture the CPU does.
 func Open(name string) (backend nn.Backend, note string, err error) {
 	switch name {
 	case "cpu":
@@ -29,7 +26,7 @@ func Open(name string) (backend nn.Backend, note string, err error) {
 	case "cuda", "auto":
 		d, err := cuda.Open()
 		if err == nil {
-			return GPU{D: d, CPUFallback: name == "auto"}, "", nil
+			return GPU{D: d}, "", nil
 		}
 		if name == "cuda" {
 			return nil, "", fmt.Errorf("--device cuda: %w", err)
@@ -42,9 +39,6 @@ func Open(name string) (backend nn.Backend, note string, err error) {
 // GPU is the CUDA backend as an nn.Backend.
 type GPU struct {
 	D *cuda.Device
-	// CPUFallback runs the networks the GPU cannot (cuda.ErrArchitecture)
-	// on the CPU instead of refusing them.
-	CPUFallback bool
 }
 
 // Name says which GPU and libraries compute.
@@ -54,23 +48,15 @@ func (g GPU) Name() string { return "cuda (" + g.D.Name() + ")" }
 // maxBatch positions.
 func (g GPU) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
 	inf, err := g.D.NewInference(f.Layers(), maxBatch)
-	if g.CPUFallback && errors.Is(err, cuda.ErrArchitecture) {
-		return nn.CPU().NewInference(f, maxBatch)
+	if err != nil {
+		return nil, err
 	}
-	return inf, err
+	return inf, nil
 }
 
-// NewTraining uploads the network and the optimizer's momentum. A network
-// with auxiliary heads, which the GPU trainer lacks (cuda.ErrAuxiliaryHeads),
-// trains on the CPU while the GPU keeps self-play's inference.
+// NewTraining uploads the network and the optimizer's momentum.
 func (g GPU) NewTraining(net *nn.Network, cfg nn.TrainConfig, velocity [][]float32, steps int64) (nn.Training, error) {
-	if arch := net.Config(); arch != arch.Inference() {
-		return nn.CPU().NewTraining(net, cfg, velocity, steps)
-	}
 	t, err := g.D.NewTrainer(net, cfg, velocity)
-	if g.CPUFallback && errors.Is(err, cuda.ErrArchitecture) {
-		return nn.CPU().NewTraining(net, cfg, velocity, steps)
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flipzero/flipzero/env/tictactoe"
-	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/nn/cuda"
+	"github.com/flipzero/flipzero/nn/nntest"
 )
 
 func TestOpen(t *testing.T) {
@@ -37,56 +36,16 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// TestGPUTrainsAuxiliaryHeadsOnTheCPU: a network with heads that only
-// training uses trains on the CPU whatever the device (the GPU trainer
-// refuses it), without touching the GPU.
-func TestGPUTrainsAuxiliaryHeadsOnTheCPU(t *testing.T) {
-	g := tictactoe.Game{}
-	cfg := nn.DefaultConfig(g)
-	cfg.Ownership = true
-	net, err := nn.New(g, cfg, 1)
+// TestGPUConformance runs the backend conformance suite on the GPU,
+// where there is one: every architecture option's inference within 1e-4
+// of Gorgonia's, one training step within 1e-3, checkpoints resumed
+// across the CPU and the GPU.
+func TestGPUConformance(t *testing.T) {
+	d, err := cuda.Open()
 	if err != nil {
-		t.Fatal(err)
+		t.Skip("no CUDA GPU: " + err.Error())
 	}
-	tr, err := GPU{}.NewTraining(net, nn.DefaultTrainConfig(), nil, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := tr.(*nn.Trainer); !ok || tr.Steps() != 7 {
-		t.Errorf("training is %T at step %d, want the CPU's at step 7", tr, tr.Steps())
-	}
-}
-
-// TestAutoRunsOnTheCPUWhatTheGPUCannot: with --device auto, a network with
-// parts the CUDA backend lacks (global pooling, a convolutional policy
-// head) plays and trains on the CPU: the CUDA backend refuses it
-// (cuda.ErrArchitecture) before touching the GPU.
-func TestAutoRunsOnTheCPUWhatTheGPUCannot(t *testing.T) {
-	g := tictactoe.Game{}
-	for _, change := range []func(*nn.Config){
-		func(c *nn.Config) { c.PolicyHead = "conv" },
-		func(c *nn.Config) { c.GlobalPooling = true },
-	} {
-		cfg := nn.DefaultConfig(g)
-		change(&cfg)
-		net, err := nn.New(g, cfg, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		auto := GPU{CPUFallback: true}
-		inf, err := auto.NewInference(net.Fold(), 4)
-		if err != nil {
-			t.Fatalf("%v: %v", cfg, err)
-		}
-		if _, ok := inf.(*nn.Evaluator); !ok {
-			t.Errorf("%v: inference is %T, want the CPU's", cfg, inf)
-		}
-		tr, err := auto.NewTraining(net, nn.DefaultTrainConfig(), nil, 3)
-		if err != nil {
-			t.Fatalf("%v: %v", cfg, err)
-		}
-		if _, ok := tr.(*nn.Trainer); !ok || tr.Steps() != 3 {
-			t.Errorf("%v: training is %T at step %d, want the CPU's at step 3", cfg, tr, tr.Steps())
-		}
-	}
+	defer d.Close()
+	t.Log(d.Name())
+	nntest.Run(t, GPU{D: d}, nntest.Options{})
 }
