@@ -11,16 +11,19 @@ import (
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/nn/cuda"
 	"github.com/flipzero/flipzero/nn/device"
 )
 
 func runBenchNN(ctx context.Context, args []string, io stdio) error {
-	fs := newFlags("bench nn", "bench nn --game G [--batches 1,8,32,128 --seconds S --train-batch N --procs P]\n\n"+
-		"Prints the machine's float32 matrix-multiply GFLOP/s, then for the game's default network\n"+
-		"positions/s, GFLOP/s and the fraction of that peak at each batch size, and training samples/s.", io.out)
+	fs := newFlags("bench nn", "bench nn --game G [--config FILE --batches 1,8,32,128 --seconds S --train-batch N --procs P]\n\n"+
+		"Prints the machine's float32 matrix-multiply GFLOP/s, then for the game's default network (or\n"+
+		"the config's) positions/s, GFLOP/s and the fraction of that peak at each batch size, and\n"+
+		"training samples/s.", io.out)
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
+	configPath := fs.String("config", "", "run config whose network to measure (default: the game's default network)")
 	batchList := fs.String("batches", "1,8,32,128", "inference batch sizes, comma-separated (on a GPU, e.g. 1,64,256,2048)")
 	seconds := fs.Float64("seconds", 3, "how long to run each measurement (split over trials)")
 	trainBatch := fs.Int("train-batch", 128, "training batch size (0 skips training)")
@@ -38,6 +41,17 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	cfg := nn.DefaultConfig(g)
+	if *configPath != "" {
+		run, err := loop.LoadConfig(*configPath, games.Builtin())
+		if err != nil {
+			return err
+		}
+		if run.Game != g.Name() {
+			return usagef("%s is a config for %s, not %s", *configPath, run.Game, g.Name())
+		}
+		cfg = run.Network
+	}
 	if *seconds <= 0 || *procs < 1 || *trainBatch < 0 {
 		return usagef("--seconds, --procs must be positive and --train-batch not negative")
 	}
@@ -48,11 +62,10 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	}
 	if gpu, ok := backend.(device.GPU); ok {
 		gpu.D.SetTF32(*tf32)
-		return benchNNGPU(ctx, gpu, g, batches, *trainBatch, budget, io)
+		return benchNNGPU(ctx, gpu, g, cfg, batches, *trainBatch, budget, io)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*procs))
 
-	cfg := nn.DefaultConfig(g)
 	net, err := nn.New(g, cfg, 1)
 	if err != nil {
 		return err
@@ -134,10 +147,9 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	return nil
 }
 
-// benchNNGPU measures the game's default network on the GPU: positions/s
-// at each batch size and training samples/s.
-func benchNNGPU(ctx context.Context, gpu device.GPU, g env.Game, batches []int, trainBatch int, budget time.Duration, io stdio) error {
-	cfg := nn.DefaultConfig(g)
+// benchNNGPU measures the network on the GPU: positions/s at each batch
+// size and training samples/s.
+func benchNNGPU(ctx context.Context, gpu device.GPU, g env.Game, cfg nn.Config, batches []int, trainBatch int, budget time.Duration, io stdio) error {
 	net, err := nn.New(g, cfg, 1)
 	if err != nil {
 		return err
