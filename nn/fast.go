@@ -138,6 +138,10 @@ func cellMajor(d foldedDense, channels, cells int) foldedDense {
 // Game is the game the snapshot plays.
 func (f *Folded) Game() env.Game { return f.game }
 
+// Config is the architecture of the network the snapshot was taken of,
+// without the heads only training uses.
+func (f *Folded) Config() Config { return f.cfg }
+
 // Evaluator runs batched inference over a Folded network. It holds its own
 // buffers, allocates nothing per call and must be used by one goroutine at
 // a time.
@@ -189,6 +193,16 @@ func (f *Folded) NewEvaluator(maxBatch int) (*Evaluator, error) {
 
 // newEvaluator makes an evaluator that convolves directly with arch's
 // kernels, or by im2row.
+// Reload makes the evaluator evaluate g, a snapshot of the same game and
+// architecture, whose arrays its buffers fit.
+func (e *Evaluator) Reload(g *Folded) error {
+	if g.game.Name() != e.f.game.Name() || g.cfg != e.f.cfg || g.shape != e.f.shape {
+		return fmt.Errorf("evaluator reload: a %s network of %v, the evaluator's is %s of %v", g.game.Name(), g.cfg, e.f.game.Name(), e.f.cfg)
+	}
+	e.f = g
+	return nil
+}
+
 func (f *Folded) newEvaluator(maxBatch int, arch directArch, direct bool) (*Evaluator, error) {
 	if maxBatch < 1 || maxBatch > 1<<16 {
 		return nil, fmt.Errorf("evaluator batch size %d, want 1..%d", maxBatch, 1<<16)

@@ -154,6 +154,16 @@ func (c countingEvaluator) Evaluate(states []env.State, priors, values []float32
 	return c.inner.Evaluate(states, priors, values)
 }
 
+// WorkerCount is how many workers PlayGames runs: Workers (0: one per
+// core), never more than there are games.
+func (s Settings) WorkerCount() int {
+	workers := s.Workers
+	if workers < 1 {
+		workers = runtime.NumCPU()
+	}
+	return max(1, min(workers, s.Games))
+}
+
 // PlayGames plays settings.Games games of g with settings.Workers workers
 // (0: one per core), each with an evaluator from newEvaluator, handing
 // every finished game to done as it ends (done is called from one
@@ -161,11 +171,7 @@ func (c countingEvaluator) Evaluate(states []env.State, priors, values []float32
 // starts, so that every worker has its part to play whatever the
 // generation's size, and a worker's games depend only on its seed.
 func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings, seed uint64, newEvaluator func() (mcts.Evaluator, error), done func(GameRecord)) (Stats, error) {
-	workers := settings.Workers
-	if workers < 1 {
-		workers = runtime.NumCPU()
-	}
-	workers = max(1, min(workers, settings.Games))
+	workers := settings.WorkerCount()
 	var evaluations atomic.Int64
 	var mu sync.Mutex
 	report := func(r GameRecord) {
@@ -177,7 +183,8 @@ func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings
 	defer cancel()
 	errs := make(chan error, workers)
 	// Evaluators that hold device memory (a GPU's) give it back when the
-	// games are over.
+	// games are over (each worker closes its own as it finishes; Close is
+	// idempotent).
 	var evals []mcts.Evaluator
 	defer func() {
 		for _, e := range evals {
@@ -216,6 +223,11 @@ func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings
 			err := worker.run(ctx)
 			if err != nil {
 				cancel()
+			}
+			// A worker done with its games lets go of its evaluator at
+			// once: a batching server then stops waiting for it.
+			if c, ok := eval.(interface{ Close() error }); ok {
+				c.Close()
 			}
 			errs <- err
 		}()

@@ -15,7 +15,6 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
-	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/nn/device"
 	"github.com/flipzero/flipzero/selfplay"
@@ -87,6 +86,13 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	fmt.Fprintf(io.out, "%s: %v; %d workers, %d games each, batch %d, playouts %d/%d\n", g.Name(), arch,
 		settings.Workers, settings.Concurrent, settings.BatchSize, cfg.Search.Full, cfg.Search.Fast)
 
+	// The evaluators self-play uses: on a GPU, clients of one batching
+	// server.
+	evals, err := nn.NewEvaluators(backend, folded, settings.Workers, settings.BatchSize)
+	if err != nil {
+		return err
+	}
+	defer evals.Close()
 	// Standalone: each worker evaluates batches of positions met in random
 	// games, as fast as it can.
 	positions := env.RandomPositions(g, settings.BatchSize, 1, false)
@@ -95,7 +101,7 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	deadline := time.Now().Add(budget)
 	errs := make(chan error, settings.Workers)
 	for w := 0; w < settings.Workers; w++ {
-		eval, err := nn.NewEvaluator(backend, folded, settings.BatchSize)
+		eval, err := evals.New()
 		if err != nil {
 			return err
 		}
@@ -121,15 +127,13 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	if err := <-errs; err != nil {
 		return err
 	}
-	fmt.Fprintf(io.out, "standalone inference: %.0f positions/s\n", alone)
+	fmt.Fprintf(io.out, "standalone inference: %.0f positions/s (the backend's batches of up to %d)\n", alone, evals.Batch())
 
 	playCtx, cancel := context.WithTimeout(ctx, budget)
 	defer cancel()
 	played := 0
 	start = time.Now()
-	stats, err := selfplay.PlayGames(playCtx, g, cfg.Search, settings, 1, func() (mcts.Evaluator, error) {
-		return nn.NewEvaluator(backend, folded, settings.BatchSize)
-	}, func(selfplay.GameRecord) { played++ })
+	stats, err := selfplay.PlayGames(playCtx, g, cfg.Search, settings, 1, evals.New, func(selfplay.GameRecord) { played++ })
 	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

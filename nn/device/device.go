@@ -54,6 +54,10 @@ func (g GPU) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
 	return inf, nil
 }
 
+// Pipelines says that the GPU wants its inference gathered from every
+// search worker into large batches, two in flight (nn.Multiplexed).
+func (g GPU) Pipelines() int { return 2 }
+
 // NewTraining uploads the network and the optimizer's momentum.
 func (g GPU) NewTraining(net *nn.Network, cfg nn.TrainConfig, velocity [][]float32, steps int64) (nn.Training, error) {
 	t, err := g.D.NewTrainer(net, cfg, velocity)

@@ -1,0 +1,234 @@
+package nn_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/nntest"
+)
+
+// multiplexed is the CPU backend posing as one that wants its batches
+// gathered, recording the batch sizes its inferences run and failing
+// every batch once fail is set.
+type multiplexed struct {
+	nn.Backend
+	mu         sync.Mutex
+	batches    []int
+	fail       bool
+	reloadable bool
+}
+
+func (m *multiplexed) Pipelines() int { return 2 }
+
+func (m *multiplexed) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
+	inf, err := m.Backend.NewInference(f, maxBatch)
+	if m.reloadable {
+		return reloading{recording{inf, m}}, err
+	}
+	return recording{inf, m}, err
+}
+
+type recording struct {
+	nn.Inference
+	m *multiplexed
+}
+
+// reloading is recording with the inner inference's Reload.
+type reloading struct{ recording }
+
+func (r reloading) Reload(f *nn.Folded) error { return r.Inference.(nn.Reloadable).Reload(f) }
+
+func (r recording) Forward(in []float32, n int) ([]float32, []float32, error) {
+	r.m.mu.Lock()
+	r.m.batches = append(r.m.batches, n)
+	fail := r.m.fail
+	r.m.mu.Unlock()
+	if fail {
+		return nil, nil, errors.New("device lost")
+	}
+	return r.Inference.Forward(in, n)
+}
+
+// TestServerAnswersEachClientItsOwn: many workers evaluating through one
+// batching server get what their own evaluators would give, and the
+// server runs batches larger than any one worker's.
+func TestServerAnswersEachClientItsOwn(t *testing.T) {
+	g := othello.Othello()
+	net := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1)
+	folded := net.Fold()
+	backend := &multiplexed{Backend: nn.CPU()}
+	const workers, batch = 6, 5
+	evals, err := nn.NewEvaluators(backend, folded, workers, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evals.Batch() != workers*batch {
+		t.Errorf("server batch %d, want %d", evals.Batch(), workers*batch)
+	}
+	positions := env.RandomPositions(g, 40, 3, false)
+	actions := g.ActionSpace()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		eval, err := evals.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		own, err := folded.NewEvaluator(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer eval.(interface{ Close() error }).Close()
+			priors, values := make([]float32, batch*actions), make([]float32, batch)
+			wantP, wantV := make([]float32, batch*actions), make([]float32, batch)
+			for round := 0; round < 20; round++ {
+				n := 1 + (w+round)%batch
+				states := positions[(w*7+round)%30:][:n]
+				if err := eval.Evaluate(states, priors, values); err != nil {
+					errs <- err
+					return
+				}
+				if err := own.Evaluate(states, wantP, wantV); err != nil {
+					errs <- err
+					return
+				}
+				if d, _ := nntest.Diff(priors[:n*actions], wantP[:n*actions]); d > 1e-6 {
+					errs <- errors.New("priors differ from the worker's own evaluator's")
+					return
+				}
+				if d, _ := nntest.Diff(values[:n], wantV[:n]); d > 1e-6 {
+					errs <- errors.New("values differ from the worker's own evaluator's")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if err := evals.Close(); err != nil {
+		t.Fatal(err)
+	}
+	largest := 0
+	for _, b := range backend.batches {
+		largest = max(largest, b)
+	}
+	if largest <= batch {
+		t.Errorf("largest batch run %d: the server never gathered more than one worker's %d", largest, batch)
+	}
+	t.Logf("%d batches, largest %d", len(backend.batches), largest)
+}
+
+// TestServerReportsErrors: a failed batch fails every request in it
+// with the backend's error, and a closed client refuses work.
+func TestServerReportsErrors(t *testing.T) {
+	g := othello.Othello()
+	net := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1)
+	backend := &multiplexed{Backend: nn.CPU(), fail: true}
+	s, err := nn.NewServer(backend, net.Fold(), 8, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.Client(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, h, w := g.EncodedShape()
+	planes, _, _ := g.EncodedShape()
+	in := make([]float32, 2*planes*h*w)
+	if _, _, err := c.Forward(in, 2); err == nil || !strings.Contains(err.Error(), "device lost") {
+		t.Errorf("failed batch: %v", err)
+	}
+	if _, _, err := c.Forward(in[:1], 1); err == nil {
+		t.Error("a batch of the wrong size was accepted")
+	}
+	if _, err := s.Client(9); err == nil {
+		t.Error("a client larger than the server's batch was accepted")
+	}
+	c.Close()
+	if _, _, err := c.Forward(in, 2); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("closed client: %v", err)
+	}
+}
+
+// TestEvaluatorsOnTheCPU: the CPU backend gets each worker its own
+// evaluator, no server.
+func TestEvaluatorsOnTheCPU(t *testing.T) {
+	g := othello.Othello()
+	net := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1)
+	evals, err := nn.NewEvaluators(nn.CPU(), net.Fold(), 8, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer evals.Close()
+	e, err := evals.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := e.(*nn.Evaluator); !ok || evals.Batch() != 16 {
+		t.Errorf("CPU evaluator %T of batch %d, want the CPU's own of 16", e, evals.Batch())
+	}
+}
+
+// TestEvaluatorsReload: after Reload, evaluators evaluate the new
+// network, whether the server's inferences take its weights in place or
+// the server starts anew.
+func TestEvaluatorsReload(t *testing.T) {
+	g := othello.Othello()
+	c := nntest.Case{Game: g, Config: nn.DefaultConfig(g)}
+	first, second := nntest.Network(t, c, 1).Fold(), nntest.Network(t, c, 2).Fold()
+	states := env.RandomPositions(g, 4, 5, false)
+	actions := g.ActionSpace()
+	want, wantV := make([]float32, 4*actions), make([]float32, 4)
+	own, err := second.NewEvaluator(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := own.Evaluate(states, want, wantV); err != nil {
+		t.Fatal(err)
+	}
+	for _, reloadable := range []bool{true, false} {
+		evals, err := nn.NewEvaluators(&multiplexed{Backend: nn.CPU(), reloadable: reloadable}, first, 2, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotV := make([]float32, 4*actions), make([]float32, 4)
+		for round, f := range []*nn.Folded{first, second} {
+			if round > 0 {
+				if err := evals.Reload(f); err != nil {
+					t.Fatalf("reloadable %v: %v", reloadable, err)
+				}
+			}
+			e, err := evals.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := e.Evaluate(states, got, gotV); err != nil {
+				t.Fatal(err)
+			}
+			e.(interface{ Close() error }).Close()
+		}
+		if d, _ := nntest.Diff(got, want); d > 1e-6 {
+			t.Errorf("reloadable %v: priors after Reload differ from the new network's by %g", reloadable, d)
+		}
+		evals.Close()
+	}
+	other := nn.DefaultConfig(g)
+	other.Filters = 32
+	small := nntest.Network(t, nntest.Case{Game: g, Config: other}, 3).Fold()
+	ev, _ := first.NewEvaluator(4)
+	if err := ev.Reload(small); err == nil {
+		t.Error("an evaluator took a network of another architecture")
+	}
+}
