@@ -18,7 +18,6 @@ import (
 	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/loop"
-	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/selfplay"
 )
@@ -120,11 +119,21 @@ type worker struct {
 	cfg    loop.Config
 	net    *nn.Folded
 	shards int
+	// evals are the self-play evaluators, kept from round to round (a
+	// GPU's batching server keeps what it prepared) while the settings
+	// and the network's architecture stay; evalsFor says for which.
+	evals    *nn.Evaluators
+	evalsFor string
 }
 
 func (w *worker) run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer func() {
+		if w.evals != nil {
+			w.evals.Close()
+		}
+	}()
 	updates := make(chan State, 1)
 	watchErr := make(chan error, 1)
 	go func() { watchErr <- w.watch(ctx, updates) }()
@@ -283,6 +292,28 @@ func (w *worker) load(ctx context.Context, st State) error {
 	return nil
 }
 
+// evaluators returns the evaluators of the worker's network for the
+// round's settings: last round's, given the new weights, where the
+// settings and the architecture are the same.
+func (w *worker) evaluators(settings selfplay.Settings) (*nn.Evaluators, error) {
+	key := fmt.Sprintf("%s %v %d %d", w.game.Name(), w.net.Config(), settings.WorkerCount(), settings.BatchSize)
+	if w.evals != nil && w.evalsFor == key {
+		if err := w.evals.Reload(w.net); err == nil {
+			return w.evals, nil
+		}
+	}
+	if w.evals != nil {
+		w.evals.Close()
+		w.evals = nil
+	}
+	evals, err := nn.NewEvaluators(w.opts.Backend, w.net, settings.WorkerCount(), settings.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	w.evals, w.evalsFor = evals, key
+	return evals, nil
+}
+
 // playRound plays one round of games, each worker its concurrent games,
 // and publishes them.
 func (w *worker) playRound(ctx context.Context, round uint64) error {
@@ -315,9 +346,11 @@ func (w *worker) playRound(ctx context.Context, round uint64) error {
 	pendingSamples := 0
 	var publishErr error
 	seed := w.opts.Seed ^ round*0x9e3779b97f4a7c15 ^ uint64(time.Now().UnixNano())
-	_, err := selfplay.PlayGames(ctx, w.game, w.cfg.Search, settings, seed, func() (mcts.Evaluator, error) {
-		return nn.NewEvaluator(w.opts.Backend, w.net, settings.BatchSize)
-	}, func(r selfplay.GameRecord) {
+	evals, err := w.evaluators(settings)
+	if err != nil {
+		return err
+	}
+	_, err = selfplay.PlayGames(ctx, w.game, w.cfg.Search, settings, seed, evals.New, func(r selfplay.GameRecord) {
 		if publishErr != nil {
 			return
 		}

@@ -21,7 +21,6 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
 	"github.com/flipzero/flipzero/internal/progress"
-	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
 )
 
@@ -104,6 +103,17 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		return err
 	}
 
+	// Self-play's evaluators live as long as the run: a GPU's batching
+	// server keeps the algorithms and graphs it prepared for each batch
+	// size and takes each new network's weights in place.
+	var evals *nn.Evaluators
+	if opts.Remote == nil {
+		if evals, err = nn.NewEvaluators(opts.Backend, player, cfg.SelfPlay.WorkerCount(), cfg.SelfPlay.BatchSize); err != nil {
+			return err
+		}
+		defer evals.Close()
+	}
+
 	report := progress.New(opts.Progress)
 	status := &statusFile{path: run.Status()}
 	defer func() { status.phase(status.s.Generation, PhaseStopped, 0) }()
@@ -122,7 +132,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		}
 		gen++
 		m, err := runGeneration(ctx, generation{
-			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player,
+			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player, evals: evals,
 			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed, status: status,
 			remote: opts.Remote, playerGen: best,
 			runBegan: runBegan,
@@ -322,6 +332,7 @@ type generation struct {
 	trainer  nn.Training
 	average  *nn.Network // the average of the trained weights; nil: none
 	player   *nn.Folded  // the network that plays the games
+	evals    *nn.Evaluators
 	replay   *data.Replay
 	run      runfolder.Folder
 	backend  nn.Backend
@@ -410,9 +421,10 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 	_, scored := gen.game.NewState().(env.Scorer)
 	scoreSum := 0.0
 	start := time.Now()
-	stats, err := selfplay.PlayGames(ctx, gen.game, gen.cfg.Search, settings, seed, func() (mcts.Evaluator, error) {
-		return nn.NewEvaluator(gen.backend, gen.player, settings.BatchSize)
-	}, func(r selfplay.GameRecord) {
+	if err := gen.evals.Reload(gen.player); err != nil {
+		return nil, nil, err
+	}
+	stats, err := selfplay.PlayGames(ctx, gen.game, gen.cfg.Search, settings, seed, gen.evals.New, func(r selfplay.GameRecord) {
 		samples = append(samples, r.Samples...)
 		games = append(games, formatGame(gen.game, r))
 		m.Games++

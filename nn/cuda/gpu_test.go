@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -213,5 +214,59 @@ func shippedArchitectures() []architecture {
 		{"othello", oth, nn.DefaultConfig(oth)}, {"othello aux heads", oth, aux},
 		{"yinsh", yin, nn.DefaultConfig(yin)}, {"yinsh pooling conv-policy", yin, blitz},
 		{"othello pooling conv-policy", oth, both},
+	}
+}
+
+// TestGPUReload: an inference that has planned and captured its batch
+// sizes takes another network's weights in place and then computes that
+// network, through the same graphs; a network of another architecture is
+// refused.
+func TestGPUReload(t *testing.T) {
+	d := openGPU(t)
+	for _, a := range shippedArchitectures() {
+		g := a.game
+		first, second := nntest.Network(t, nntest.Case{Game: g, Config: a.cfg}, 1), nntest.Network(t, nntest.Case{Game: g, Config: a.cfg}, 2)
+		inputs := encode(env.RandomPositions(g, 300, 5, false))
+		size := len(inputs) / 300
+		inf, err := d.NewInference(first.Fold().Layers(), 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{7, 300} {
+			if _, _, err := inf.Forward(inputs[:n*size], n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := inf.Reload(second.Fold()); err != nil {
+			t.Fatalf("%s: %v", a.name, err)
+		}
+		cpu, err := second.Fold().NewEvaluator(300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{7, 300} {
+			want, _, err := cpu.Forward(inputs[:n*size], n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append([]float32(nil), want...)
+			got, _, err := inf.Forward(inputs[:n*size], n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if dd, scale := nntest.Diff(got, want); dd > 1e-4*max(1, scale) {
+				t.Errorf("%s batch %d after reload: logits differ from the new network's by %g (largest %g)", a.name, n, dd, scale)
+			}
+		}
+		other := a.cfg
+		other.Filters = 32
+		small, err := nn.New(g, other, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := inf.Reload(small.Fold()); !errors.Is(err, ErrOtherArchitecture) {
+			t.Errorf("%s: reloading a network of 32 filters: %v", a.name, err)
+		}
+		inf.Close()
 	}
 }

@@ -65,6 +65,8 @@ type Inference struct {
 	policyW, v1W uintptr
 	// only, when set, restricts plans to one path (tests compare each).
 	only path
+	// arch is layersShape of the network, which Reload must keep.
+	arch string
 
 	plans  map[int]*plan
 	allocs []uintptr
@@ -202,26 +204,26 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 		return err
 	}
 
-	if inf.stem, err = inf.uploadConv(l.Stem); err != nil {
+	if inf.stem, err = inf.newConv(l.Stem); err != nil {
 		return err
 	}
 	for _, b := range l.Blocks {
 		var pair [2]devConv
 		for i := range pair {
-			if pair[i], err = inf.uploadConv(b[i]); err != nil {
+			if pair[i], err = inf.newConv(b[i]); err != nil {
 				return err
 			}
 		}
 		inf.blocks = append(inf.blocks, pair)
 	}
-	if inf.head, err = inf.uploadConv(heads); err != nil {
+	if inf.head, err = inf.newConv(heads); err != nil {
 		return err
 	}
 	for i, dl := range []nn.DenseLayer{l.PolicyFC, l.ValueFC1, l.ValueFC2} {
 		if i == 0 && l.PolicyOut != nil {
 			continue
 		}
-		if inf.fc[i], err = inf.uploadDense(dl); err != nil {
+		if inf.fc[i], err = inf.newDense(dl); err != nil {
 			return err
 		}
 	}
@@ -231,6 +233,10 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 
 	inf.gemmMax = min(inf.maxBatch, gemmMaxBatch)
 	if err := inf.setupGemm(l, heads); err != nil {
+		return err
+	}
+	inf.arch = layersShape(l)
+	if err := inf.load(l); err != nil {
 		return err
 	}
 
@@ -266,44 +272,149 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 	return err
 }
 
-// setupGemm uploads the weights of the SGEMM path and its im2row buffer.
+// setupGemm allocates the weights of the SGEMM path, laid out for
+// im2row's rows and the heads' (cell, channel) output, and its im2row
+// buffer.
 func (inf *Inference) setupGemm(l nn.Layers, heads nn.ConvLayer) (err error) {
 	widest := max(inf.filters, inf.planes)
 	if inf.rows, err = inf.alloc(inf.gemmMax * inf.cells * 9 * widest); err != nil {
 		return err
 	}
-	up := func(w []float32) (uintptr, error) {
-		p, err := inf.alloc(len(w))
-		if err != nil {
-			return 0, err
-		}
-		return p, inf.d.upload(p, w)
-	}
-	if inf.stemW, err = up(rowWeights(l.Stem)); err != nil {
+	if inf.stemW, err = inf.alloc(len(l.Stem.Weights)); err != nil {
 		return err
 	}
 	for _, b := range l.Blocks {
 		var pair [2]uintptr
 		for i := range pair {
-			if pair[i], err = up(rowWeights(b[i])); err != nil {
+			if pair[i], err = inf.alloc(len(b[i].Weights)); err != nil {
 				return err
 			}
 		}
 		inf.blockW = append(inf.blockW, pair)
 	}
-	if inf.headW, err = up(rowWeights(heads)); err != nil {
+	if inf.headW, err = inf.alloc(len(heads.Weights)); err != nil {
 		return err
 	}
 	if l.PolicyOut != nil {
-		if inf.policyOutW, err = up(rowWeights(*l.PolicyOut)); err != nil {
+		if inf.policyOutW, err = inf.alloc(len(l.PolicyOut.Weights)); err != nil {
 			return err
 		}
-	} else if inf.policyW, err = up(headWeights(l.PolicyFC, inf.cells, inf.heads, 0, l.PolicyConv.Out)); err != nil {
+	} else if inf.policyW, err = inf.alloc(inf.cells * inf.heads * l.PolicyFC.Out); err != nil {
 		return err
 	}
-	inf.v1W, err = up(headWeights(l.ValueFC1, inf.cells, inf.heads, l.PolicyConv.Out, l.ValueConv.Out))
+	inf.v1W, err = inf.alloc(inf.cells * inf.heads * l.ValueFC1.Out)
 	return err
 }
+
+// load copies the network's arrays into the device memory set up for
+// them: each layer's own, and the SGEMM path's rearranged copies.
+func (inf *Inference) load(l nn.Layers) error {
+	heads := mergeHeads(l.PolicyConv, l.ValueConv)
+	type array struct {
+		dst  uintptr
+		data []float32
+	}
+	conv := func(c devConv, src nn.ConvLayer) []array { return []array{{c.w, src.Weights}, {c.b, src.Bias}} }
+	dense := func(d *devDense, src nn.DenseLayer) []array { return []array{{d.w, src.Weights}, {d.b, src.Bias}} }
+	arrays := append(conv(inf.stem, l.Stem), conv(inf.head, heads)...)
+	arrays = append(arrays, array{inf.stemW, rowWeights(l.Stem)}, array{inf.headW, rowWeights(heads)},
+		array{inf.v1W, headWeights(l.ValueFC1, inf.cells, inf.heads, l.PolicyConv.Out, l.ValueConv.Out)})
+	for i, b := range l.Blocks {
+		for k := range b {
+			arrays = append(arrays, conv(inf.blocks[i][k], b[k])...)
+			arrays = append(arrays, array{inf.blockW[i][k], rowWeights(b[k])})
+		}
+		if i < len(l.GlobalPool) && l.GlobalPool[i] != nil {
+			arrays = append(arrays, dense(inf.pools[i], *l.GlobalPool[i])...)
+		}
+	}
+	if l.PolicyOut != nil {
+		arrays = append(arrays, conv(*inf.policyOut, *l.PolicyOut)...)
+		arrays = append(arrays, array{inf.policyOutW, rowWeights(*l.PolicyOut)})
+		if l.PolicyGlobal != nil {
+			arrays = append(arrays, dense(inf.policyGlobal, *l.PolicyGlobal)...)
+		}
+	} else {
+		arrays = append(arrays, dense(&inf.fc[0], l.PolicyFC)...)
+		arrays = append(arrays, array{inf.policyW, headWeights(l.PolicyFC, inf.cells, inf.heads, 0, l.PolicyConv.Out)})
+	}
+	arrays = append(arrays, dense(&inf.fc[1], l.ValueFC1)...)
+	arrays = append(arrays, dense(&inf.fc[2], l.ValueFC2)...)
+	for _, a := range arrays {
+		if err := inf.d.upload(a.dst, a.data); err != nil {
+			return err
+		}
+	}
+	if l.PolicyOut != nil {
+		return inf.d.uploadInt32(inf.policyIndex, l.PolicyIndex)
+	}
+	return nil
+}
+
+// layersShape is what of a network must stay the same for Reload: the
+// architecture and the size of every array.
+func layersShape(l nn.Layers) string {
+	sizes := fmt.Sprint(l.Planes, l.Height, l.Width, l.Actions, l.ValueOutputs, len(l.Blocks), len(l.PolicyIndex))
+	conv := func(c nn.ConvLayer) { sizes += fmt.Sprint(" c", c.Kernel, c.In, c.Out, len(c.Weights), len(c.Bias)) }
+	dense := func(d *nn.DenseLayer) {
+		if d == nil {
+			sizes += " -"
+			return
+		}
+		sizes += fmt.Sprint(" d", d.In, d.Out, len(d.Weights), len(d.Bias))
+	}
+	conv(l.Stem)
+	for i, b := range l.Blocks {
+		conv(b[0])
+		conv(b[1])
+		if i < len(l.GlobalPool) {
+			dense(l.GlobalPool[i])
+		}
+	}
+	conv(l.PolicyConv)
+	conv(l.ValueConv)
+	if l.PolicyOut != nil {
+		conv(*l.PolicyOut)
+		dense(l.PolicyGlobal)
+	} else {
+		dense(&l.PolicyFC)
+	}
+	dense(&l.ValueFC1)
+	dense(&l.ValueFC2)
+	return sizes
+}
+
+// Reload copies the weights of another network of the same architecture
+// into the inference, keeping the plans it has made for its batch sizes
+// (algorithms found, graphs captured), which read the weights where they
+// were: the next network of a run costs a copy, not a new inference.
+func (inf *Inference) Reload(f *nn.Folded) error { return inf.ReloadLayers(f.Layers()) }
+
+// ReloadLayers is Reload from plain arrays.
+func (inf *Inference) ReloadLayers(l nn.Layers) error {
+	if inf.closed {
+		return errors.New("cuda reload: inference closed")
+	}
+	if err := checkLayers(l); err != nil {
+		return fmt.Errorf("cuda reload: %w", err)
+	}
+	if layersShape(l) != inf.arch {
+		return fmt.Errorf("cuda reload: %w", ErrOtherArchitecture)
+	}
+	unbind, err := inf.d.bindThread()
+	if err != nil {
+		return err
+	}
+	defer unbind()
+	if err := inf.d.cu("cuStreamSynchronize", inf.d.drv.cuStreamSynchronize(inf.stream)); err != nil {
+		return err
+	}
+	return inf.load(l)
+}
+
+// ErrOtherArchitecture refuses to reload an inference with a network of
+// another architecture.
+var ErrOtherArchitecture = errors.New("the network's architecture differs from the inference's")
 
 func (inf *Inference) alloc(n int) (uintptr, error) {
 	p, err := inf.d.alloc(n)
@@ -314,19 +425,15 @@ func (inf *Inference) alloc(n int) (uintptr, error) {
 	return p, nil
 }
 
-func (inf *Inference) uploadConv(c nn.ConvLayer) (dc devConv, err error) {
+// newConv allocates a convolution's weights and biases and makes its
+// descriptors; load fills them.
+func (inf *Inference) newConv(c nn.ConvLayer) (dc devConv, err error) {
 	d := inf.d
 	dc = devConv{kernel: c.Kernel, in: c.In, out: c.Out}
 	if dc.w, err = inf.alloc(len(c.Weights)); err != nil {
 		return dc, err
 	}
 	if dc.b, err = inf.alloc(len(c.Bias)); err != nil {
-		return dc, err
-	}
-	if err = d.upload(dc.w, c.Weights); err != nil {
-		return dc, err
-	}
-	if err = d.upload(dc.b, c.Bias); err != nil {
 		return dc, err
 	}
 	if err = d.dnnErr("cudnnCreateFilterDescriptor", d.dnn.cudnnCreateFilterDescriptor(&dc.wDesc)); err != nil {
@@ -340,18 +447,14 @@ func (inf *Inference) uploadConv(c nn.ConvLayer) (dc devConv, err error) {
 	return dc, err
 }
 
-func (inf *Inference) uploadDense(l nn.DenseLayer) (dd devDense, err error) {
+// newDense allocates a dense layer's weights and biases and makes its
+// bias descriptor; load fills them.
+func (inf *Inference) newDense(l nn.DenseLayer) (dd devDense, err error) {
 	dd = devDense{in: l.In, out: l.Out}
 	if dd.w, err = inf.alloc(len(l.Weights)); err != nil {
 		return dd, err
 	}
 	if dd.b, err = inf.alloc(len(l.Bias)); err != nil {
-		return dd, err
-	}
-	if err = inf.d.upload(dd.w, l.Weights); err != nil {
-		return dd, err
-	}
-	if err = inf.d.upload(dd.b, l.Bias); err != nil {
 		return dd, err
 	}
 	dd.bDesc, err = inf.tensorDesc(1, l.Out, 1, 1)

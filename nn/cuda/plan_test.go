@@ -206,3 +206,36 @@ func TestRowGemm(t *testing.T) {
 		}
 	}
 }
+
+// TestLayersShape: the architecture Reload must keep tells networks of
+// other widths, heads and pooling apart, and not networks that differ in
+// weights alone.
+func TestLayersShape(t *testing.T) {
+	g := yinsh.Full()
+	base := nn.DefaultConfig(g)
+	variants := map[string]nn.Config{"default": base}
+	wide, pool, conv := base, base, base
+	wide.Filters = 32
+	pool.GlobalPooling = true
+	conv.PolicyHead, conv.PolicyFilters = "conv", 32
+	variants["wide"], variants["pool"], variants["conv"] = wide, pool, conv
+	seen := map[string]string{}
+	for name, cfg := range variants {
+		a, err := nn.New(g, cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := nn.New(g, cfg, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sa, sb := layersShape(a.Fold().Layers()), layersShape(b.Fold().Layers())
+		if sa != sb {
+			t.Errorf("%s: two networks of one architecture differ: %q, %q", name, sa, sb)
+		}
+		if other, ok := seen[sa]; ok {
+			t.Errorf("%s and %s look the same", name, other)
+		}
+		seen[sa] = name
+	}
+}

@@ -105,7 +105,7 @@ func (d *Device) uploadInt32(dst uintptr, src []int32) error {
 	return d.upload(dst, unsafe.Slice((*float32)(unsafe.Pointer(&src[0])), len(src)))
 }
 
-// setupExtras uploads the global pooling layers and the convolutional
+// setupExtras allocates the global pooling layers and the convolutional
 // policy head, where the network has them.
 func (inf *Inference) setupExtras(l nn.Layers) error {
 	inf.pools = make([]*devDense, len(l.Blocks))
@@ -113,7 +113,7 @@ func (inf *Inference) setupExtras(l nn.Layers) error {
 		if pl == nil {
 			continue
 		}
-		dd, err := inf.uploadDense(*pl)
+		dd, err := inf.newDense(*pl)
 		if err != nil {
 			return err
 		}
@@ -122,22 +122,20 @@ func (inf *Inference) setupExtras(l nn.Layers) error {
 	if l.PolicyOut == nil {
 		return nil
 	}
-	c, err := inf.uploadConv(*l.PolicyOut)
+	c, err := inf.newConv(*l.PolicyOut)
 	if err != nil {
 		return err
 	}
 	inf.policyOut = &c
 	if l.PolicyGlobal != nil {
-		g, err := inf.uploadDense(*l.PolicyGlobal)
+		g, err := inf.newDense(*l.PolicyGlobal)
 		if err != nil {
 			return err
 		}
 		inf.policyGlobal = &g
 	}
-	if inf.policyIndex, err = inf.alloc(len(l.PolicyIndex)); err != nil {
-		return err
-	}
-	return inf.d.uploadInt32(inf.policyIndex, l.PolicyIndex)
+	inf.policyIndex, err = inf.alloc(len(l.PolicyIndex))
+	return err
 }
 
 // allocExtras allocates the scratch of global pooling and the
