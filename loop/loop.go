@@ -178,8 +178,12 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		if m.OwnershipLoss > 0 || m.ScoreLoss > 0 {
 			aux = fmt.Sprintf(" ownership %.3f score %.3f", m.OwnershipLoss, m.ScoreLoss)
 		}
-		logf("gen %d: %d games, %d positions (%.0f/s), %.0f evals/s, %d steps (step %d) policy %.3f value %.3f%s, %.0f s",
-			m.Generation, m.Games, m.Positions, m.PositionsS, m.EvalsS, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, aux, m.Seconds)
+		played := fmt.Sprintf("%d games, %d positions (%.0f/s), %.0f evals/s", m.Games, m.Positions, m.PositionsS, m.EvalsS)
+		if m.Reused {
+			played = fmt.Sprintf("%d positions from the games saved before the last stop", m.Positions)
+		}
+		logf("gen %d: %s, %d steps (step %d) policy %.3f value %.3f%s, %.0f s",
+			m.Generation, played, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, aux, m.Seconds)
 	}
 	return nil
 }
@@ -365,7 +369,7 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 		// The previous run wrote this generation's games and was stopped
 		// before its checkpoint: the games are already in the window.
 		newSamples = n
-		m.Positions = n
+		m.Positions, m.Reused = n, true
 	} else {
 		samples, games, err := selfPlay(ctx, gen, &m)
 		if err != nil {
@@ -384,7 +388,7 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 		newSamples = len(samples)
 	}
 	playSeconds := time.Since(start).Seconds()
-	if playSeconds > 0 {
+	if playSeconds > 0 && !m.Reused {
 		m.PositionsS = float64(m.Positions) / playSeconds
 	}
 	m.SelfPlaySeconds = playSeconds

@@ -2,9 +2,11 @@ package loop
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +214,50 @@ func TestLoopMeasuresEachGeneration(t *testing.T) {
 		if m.Best != best {
 			t.Errorf("generation %d: best %d, want %d", m.Generation, m.Best, best)
 		}
+	}
+}
+
+// TestResumedGenerationSaysItReused: a generation whose games were saved
+// before a stop, but not its checkpoint, trains on them when the run
+// resumes, says so, and records no self-play rate of its own.
+func TestResumedGenerationSaysItReused(t *testing.T) {
+	run := t.TempDir()
+	cfg := writeTinyConfig(t)
+	var log strings.Builder
+	opts := LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 3, Log: &log}
+	if err := Loop(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	// As if killed after generation 2's games were saved: its checkpoint
+	// and metrics line gone, its shard kept.
+	folder := runfolder.Folder(run)
+	if err := os.Remove(folder.Checkpoint(2)); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := ReadMetrics(folder.Metrics())
+	if err != nil || len(ms) != 2 {
+		t.Fatalf("metrics: %v, %v", ms, err)
+	}
+	line, err := json.Marshal(ms[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(folder.Metrics(), append(line, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	opts.ConfigPath, opts.MaxGenerations = "", 1
+	if err := Loop(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if out := log.String(); !strings.Contains(out, "gen 2: "+strconv.Itoa(ms[1].Positions)+" positions from the games saved before the last stop") {
+		t.Errorf("the resumed generation does not say it reused its games:\n%s", out)
+	}
+	after, err := ReadMetrics(folder.Metrics())
+	if err != nil || len(after) != 2 {
+		t.Fatalf("metrics after the resume: %v, %v", after, err)
+	}
+	if m := after[1]; !m.Reused || m.PositionsS != 0 || m.EvalsS != 0 || m.Positions != ms[1].Positions || m.Steps == 0 {
+		t.Errorf("resumed generation recorded %+v: want reused, no rates, its %d positions, and training", m, ms[1].Positions)
 	}
 }

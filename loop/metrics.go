@@ -21,15 +21,19 @@ import (
 // GenerationMetrics is one line of a run's metrics.jsonl: what one
 // generation of the loop did.
 type GenerationMetrics struct {
-	Generation  int     `json:"generation"`
-	Time        string  `json:"time"`
-	Seconds     float64 `json:"seconds"`     // wall time of the generation
-	RunSeconds  float64 `json:"run_seconds"` // wall time of the run so far
-	Games       int     `json:"games"`
-	Positions   int     `json:"positions"` // recorded as training samples
-	Moves       int     `json:"moves"`     // searched, recorded or not
-	PositionsS  float64 `json:"positions_per_s"`
-	EvalsS      float64 `json:"evals_per_s"` // network evaluations per second in self-play
+	Generation int     `json:"generation"`
+	Time       string  `json:"time"`
+	Seconds    float64 `json:"seconds"`     // wall time of the generation
+	RunSeconds float64 `json:"run_seconds"` // wall time of the run so far
+	Games      int     `json:"games"`
+	Positions  int     `json:"positions"` // recorded as training samples
+	// Reused says the generation's games were played by an earlier
+	// invocation that stopped before its checkpoint: its positions came
+	// from the saved shard, and it has no self-play rates.
+	Reused      bool    `json:"reused_selfplay,omitempty"`
+	Moves       int     `json:"moves"`           // searched, recorded or not
+	PositionsS  float64 `json:"positions_per_s"` // 0 where the games were not played now (Reused)
+	EvalsS      float64 `json:"evals_per_s"`     // network evaluations per second in self-play
 	Resigned    int     `json:"resigned"`
 	FalseResign int     `json:"false_resignations"` // no-resign games the resigning side would have drawn or won
 	NoResign    int     `json:"no_resign_games"`    // games played out where resignation would have happened
