@@ -22,6 +22,12 @@
 //	ev.Evaluate(states, priors, values)
 //	nn.SaveCheckpoint(path, trainer, metadata)
 //
+// Describe gives the network as typed layers that a compute backend walks
+// (Backend; the GPU's is nn/cuda), and nn/nntest checks every backend
+// against the Gorgonia reference. On a backend that wants large batches
+// (Multiplexed: a GPU), Evaluators gives self-play's workers clients of
+// one batching server (Server).
+//
 // Checkpoints hold the weights, batch-norm statistics and optionally the
 // optimizer state in one versioned, checksummed binary format (see
 // checkpoint.go); a model file is the same format without the optimizer.

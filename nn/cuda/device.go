@@ -9,9 +9,13 @@
 // or im2row and cuBLAS SGEMM, faster for small batches), captures each as
 // a CUDA graph and keeps the faster, so that later calls cost one graph
 // launch. Counts between batch sizes are padded to the next of a few
-// sizes. A Trainer takes nn's optimizer steps (SGD with momentum and L2,
-// batch norm with batch statistics) with cuDNN's training kernels and
-// gives the weights back through Sync. The kernels cuBLAS and cuDNN lack
+// sizes; Reload takes the next network of a run into the same plans. A
+// Trainer takes nn's optimizer steps (SGD with momentum and L2, batch norm
+// with batch statistics, the auxiliary heads' losses) with cuDNN's
+// training kernels, walking the network's typed description
+// (nn.Description), and gives the weights back through Sync. Both compute
+// every architecture option of nn.Config; nn/nntest's conformance suite
+// checks them against Gorgonia (nn/device runs it where a GPU answers). The kernels cuBLAS and cuDNN lack
 // are CUDA C in kernels.cu, compiled to PTX ahead of time (kernels.ptx) and
 // by the driver when a Device opens.
 package cuda
