@@ -193,7 +193,22 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 func prepareRun(run runfolder.Folder, opts LoopOptions) (Config, error) {
 	if run.Exists() {
 		run.RemoveStaleTemporaries()
-		return LoadConfig(run.Config(), opts.Games)
+		own, err := LoadConfig(run.Config(), opts.Games)
+		if err != nil || opts.ConfigPath == "" {
+			return own, err
+		}
+		// A config given for an existing run must be the run's own: one
+		// silently ignored would mislead, and one applied would change a
+		// run's game or network under its checkpoints.
+		given, err := LoadConfig(opts.ConfigPath, opts.Games)
+		if err != nil {
+			return Config{}, err
+		}
+		if key, ours, theirs, differs := FirstDifference(own, given); differs {
+			return Config{}, ConfigError{fmt.Errorf("%s differs from the config of run %s at %s (%s there, %s given): a run resumes with its own config; leave --config out to resume, or give a new run folder",
+				opts.ConfigPath, run, key, ours, theirs)}
+		}
+		return own, nil
 	}
 	if opts.ConfigPath == "" {
 		return Config{}, fmt.Errorf("%s is not a run folder (no %s): give a config to start a run", run, filepath.Base(run.Config()))

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -259,5 +260,41 @@ func TestResumedGenerationSaysItReused(t *testing.T) {
 	}
 	if m := after[1]; !m.Reused || m.PositionsS != 0 || m.EvalsS != 0 || m.Positions != ms[1].Positions || m.Steps == 0 {
 		t.Errorf("resumed generation recorded %+v: want reused, no rates, its %d positions, and training", m, ms[1].Positions)
+	}
+}
+
+// TestConfigOfAnExistingRun: a run resumes with a --config equal to its
+// own, and refuses one that differs, naming the first key.
+func TestConfigOfAnExistingRun(t *testing.T) {
+	run := t.TempDir()
+	cfg := writeTinyConfig(t)
+	opts := LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 1, Seed: 3}
+	if err := Loop(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := Loop(context.Background(), opts); err != nil {
+		t.Fatalf("the run's own config again: %v", err)
+	}
+	raw, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(t.TempDir(), "edited.yaml")
+	if err := os.WriteFile(edited, []byte(strings.Replace(string(raw), "games_per_generation: 24", "games_per_generation: 48", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts.ConfigPath = edited
+	err = Loop(context.Background(), opts)
+	var ce ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "at selfplay.games_per_generation (24 there, 48 given)") {
+		t.Errorf("an edited config on an existing run: %v", err)
+	}
+	ms, _ := ReadMetrics(runfolder.Folder(run).Metrics())
+	if len(ms) != 2 {
+		t.Errorf("%d generations after the refusal, want the 2 played before it", len(ms))
+	}
+	opts.ConfigPath = "../configs/othello.yaml"
+	if err := Loop(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "at game (tictactoe there, othello given)") {
+		t.Errorf("another game's config on an existing run: %v", err)
 	}
 }
