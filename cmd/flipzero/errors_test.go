@@ -40,6 +40,8 @@ func TestInputErrorsExit2(t *testing.T) {
 		{[]string{"loop", "--config", badValue, "--run", filepath.Join(dir, "r4")}, "search.noise_weight"},
 		{[]string{"loop", "--config", notYAML, "--run", filepath.Join(dir, "r5")}, "notyaml.yaml"},
 		{[]string{"loop", "--run", notRun}, notRun},
+		{[]string{"loop", "--run", corrupt}, "corrupt.ckpt is a file, not a run folder"},
+		{[]string{"loop", "--config", chess, "--run", corrupt}, "corrupt.ckpt is a file, not a run folder"},
 		{[]string{"loop", "--run", filepath.Join(dir, "r6"), "--generations", "x"}, "--generations"},
 		{[]string{"loop", "--bogus"}, "bogus"},
 		{[]string{"arena", "--game", "chess", "--a", "random", "--b", "random"}, "chess"},

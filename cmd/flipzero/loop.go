@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/flipzero/flipzero/loop"
@@ -36,6 +37,9 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	}
 	if *generations < 0 || *minutes < 0 {
 		return usagef("--generations and --minutes must not be negative")
+	}
+	if info, err := os.Stat(*runDir); err == nil && !info.IsDir() {
+		return usagef("--run %s is a file, not a run folder", *runDir)
 	}
 	if *config == "" {
 		if !runfolder.Folder(*runDir).Exists() {
