@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/flipzero/flipzero/data"
@@ -115,8 +116,15 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	}
 
 	report := progress.New(opts.Progress)
-	status := &statusFile{path: run.Status()}
-	defer func() { status.phase(status.s.Generation, PhaseStopped, 0) }()
+	status := newStatusFile(run.Status())
+	beatCtx, stopBeat := context.WithCancel(ctx)
+	beating := make(chan struct{})
+	go func() { status.heartbeat(beatCtx); close(beating) }()
+	defer func() {
+		stopBeat()
+		<-beating
+		status.phase(status.s.Generation, PhaseStopped, 0, "")
+	}()
 	rng := rand.New(rand.NewPCG(opts.Seed, uint64(gen)))
 	runStart := time.Now()
 	// The run's clock (its metrics' run_seconds, a schedule's minutes)
@@ -135,7 +143,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player, evals: evals,
 			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed, status: status,
 			remote: opts.Remote, playerGen: best,
-			runBegan: runBegan,
+			runBegan: runBegan, movesPerGame: movesPerGame(g, run),
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -150,7 +158,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 				return err
 			}
 			arenaStart := time.Now()
-			status.phase(gen, PhaseArena, arenaGames(g, cfg.Arena))
+			status.phase(gen, PhaseArena, arenaGames(g, cfg.Arena), "games")
 			promote, err := measure(ctx, cfg, g, opts.Backend, run, gen, best, playing(trainer, average).Fold(), player, &m, report, status)
 			m.ArenaSeconds = time.Since(arenaStart).Seconds()
 			if err != nil {
@@ -186,6 +194,18 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			m.Generation, played, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, aux, m.Seconds)
 	}
 	return nil
+}
+
+// movesPerGame is what a game of the run is expected to make: the last
+// generation's mean, or the board's cells.
+func movesPerGame(g env.Game, run runfolder.Folder) int {
+	if ms, _ := ReadMetrics(run.Metrics()); len(ms) > 0 {
+		if m := ms[len(ms)-1]; m.Games > 0 && m.Moves > 0 {
+			return max(1, m.Moves/m.Games)
+		}
+	}
+	_, h, w := g.EncodedShape()
+	return h * w
 }
 
 // prepareRun creates the run folder for a new run, or reads the config of
@@ -366,13 +386,20 @@ type generation struct {
 	// runBegan is when the run would have begun had it never stopped:
 	// the clock of a schedule in minutes.
 	runBegan time.Time
+	// movesPerGame is how many moves a game is expected to make: the
+	// last generation's mean, or the board's cells before there is one.
+	movesPerGame int
 }
 
 func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, error) {
 	start := time.Now()
 	m := GenerationMetrics{Generation: gen.number, Time: start.UTC().Format(time.RFC3339)}
 	shard := gen.run.Shard(gen.number)
-	gen.status.phase(gen.number, PhaseSelfPlay, gen.cfg.SelfPlay.Games)
+	if gen.remote != nil {
+		gen.status.phase(gen.number, PhaseSelfPlay, gen.cfg.SelfPlay.Games, "games")
+	} else {
+		gen.status.phase(gen.number, PhaseSelfPlay, gen.cfg.SelfPlay.Games*gen.movesPerGame, "moves")
+	}
 	var newSamples int
 	if gen.remote != nil {
 		n, err := collectRemote(ctx, gen, &m)
@@ -433,8 +460,19 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data.Sample, []string, error) {
 	settings := gen.cfg.SelfPlay
 	seed := gen.seed ^ uint64(gen.number)*0x9e3779b97f4a7c15
-	bar := gen.progress.Start(settings.Games, fmt.Sprintf("gen %d self-play", gen.number))
+	// The games move in lockstep and end together, so the bar counts
+	// moves, of as many as the last generation's games made.
+	bar := gen.progress.StartEstimate(settings.Games*gen.movesPerGame, fmt.Sprintf("gen %d self-play moves", gen.number))
 	defer bar.Close()
+	moveStart := time.Now()
+	var moved atomic.Int64
+	settings.Progress = func(moves int, evaluations int64) {
+		bar.Add(moves)
+		gen.status.progress(int(moved.Add(int64(moves))))
+		if s := time.Since(moveStart).Seconds(); s > 0 {
+			bar.Note(fmt.Sprintf("%.0f evaluations/s", float64(evaluations)/s))
+		}
+	}
 	var samples []data.Sample
 	var games []string
 	_, scored := gen.game.NewState().(env.Scorer)
@@ -464,8 +502,6 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 				m.FalseResign++
 			}
 		}
-		bar.Add(1)
-		gen.status.progress(m.Games)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -492,7 +528,7 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 	steps := int(math.Ceil(float64(newSamples) * tc.ReplayRatio / float64(tc.BatchSize)))
 	batch := newBatchBuilder(gen.game, tc.BatchSize)
 	bar := gen.progress.Start(steps, fmt.Sprintf("gen %d training", gen.number))
-	gen.status.phase(gen.number, PhaseTraining, steps)
+	gen.status.phase(gen.number, PhaseTraining, steps, "steps")
 	defer bar.Close()
 	start := time.Now()
 	var policySum, valueSum, ownershipSum, scoreSum float64

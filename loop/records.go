@@ -2,11 +2,13 @@ package loop
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flipzero/flipzero/env"
@@ -108,19 +110,49 @@ const (
 )
 
 // Status is the run's status.json: the generation in progress, for the
-// run's page. The loop writes it whole at each phase change and, at most
-// once a second, as the phase progresses.
+// run's page. The loop writes it whole at each phase change, at most once
+// a second as the phase progresses, and at least every Heartbeat seconds
+// while it runs, so that a loop that stopped without a word (killed,
+// crashed) is told from one that is busy.
 type Status struct {
 	Generation int    `json:"generation"`
 	Phase      string `json:"phase"`
 	// GenerationStarted and PhaseStarted are RFC 3339 times.
 	GenerationStarted string `json:"generation_started"`
 	PhaseStarted      string `json:"phase_started"`
-	// Done of Total: games in self-play and the arena, steps in training.
+	// Done of Total Unit: moves (an estimate, from the last generation's
+	// games) in self-play, games in the arena and from remote workers,
+	// steps in training.
 	Done    int    `json:"done"`
 	Total   int    `json:"total"`
+	Unit    string `json:"unit,omitempty"`
 	Updated string `json:"updated"`
+	// Heartbeat is the most seconds between two writes while the loop
+	// runs; Host and PID say which process writes.
+	Heartbeat float64 `json:"heartbeat_seconds,omitempty"`
+	Host      string  `json:"host,omitempty"`
+	PID       int     `json:"pid,omitempty"`
 }
+
+// Silent says that a status not marked stopped has not been written for
+// several heartbeats at now: its loop stopped without a word.
+func (s Status) Silent(now time.Time) bool {
+	if s.Phase == PhaseStopped || s.Heartbeat <= 0 {
+		return false
+	}
+	updated, err := time.Parse(time.RFC3339Nano, s.Updated)
+	if err != nil {
+		return false
+	}
+	return now.Sub(updated).Seconds() > max(silentBeats*s.Heartbeat, minSilence.Seconds())
+}
+
+// A loop is silent after five missed heartbeats, and never sooner than
+// ten seconds: a busy machine may be slow to schedule the writer.
+const (
+	silentBeats = 5
+	minSilence  = 10 * time.Second
+)
 
 // ReadStatus reads a run's status file.
 func ReadStatus(path string) (Status, error) {
@@ -140,29 +172,65 @@ func ReadStatus(path string) (Status, error) {
 // its view could not be updated (the checkpoint and metrics writes report
 // a full disk).
 type statusFile struct {
+	mu      sync.Mutex
 	path    string
 	s       Status
 	written time.Time
 }
 
-const statusEvery = time.Second
+const (
+	statusEvery = time.Second
+	// statusHeartbeat is how often a running loop rewrites its status
+	// when nothing else has.
+	statusHeartbeat = 2 * time.Second
+)
 
-func (f *statusFile) phase(gen int, phase string, total int) {
+func newStatusFile(path string) *statusFile {
+	host, _ := os.Hostname()
+	return &statusFile{path: path, s: Status{Heartbeat: statusHeartbeat.Seconds(), Host: host, PID: os.Getpid()}}
+}
+
+// phase starts a phase of total units (0: no count).
+func (f *statusFile) phase(gen int, phase string, total int, unit string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	now := time.Now().UTC()
 	if gen != f.s.Generation || f.s.GenerationStarted == "" {
 		f.s.GenerationStarted = now.Format(time.RFC3339Nano)
 	}
-	f.s.Generation, f.s.Phase, f.s.Done, f.s.Total = gen, phase, 0, total
+	f.s.Generation, f.s.Phase, f.s.Done, f.s.Total, f.s.Unit = gen, phase, 0, total, unit
 	f.s.PhaseStarted = now.Format(time.RFC3339Nano)
 	f.write(now)
 }
 
 // progress records done of the phase's total, written when a second has
-// passed since the last write or the phase is complete.
+// passed since the last write or the phase is complete. A count past an
+// estimated total raises the total.
 func (f *statusFile) progress(done int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.s.Done = done
+	f.s.Total = max(f.s.Total, done)
 	if now := time.Now().UTC(); now.Sub(f.written) >= statusEvery || done == f.s.Total {
 		f.write(now)
+	}
+}
+
+// heartbeat rewrites the status every statusHeartbeat until ctx ends.
+func (f *statusFile) heartbeat(ctx context.Context) {
+	tick := time.NewTicker(statusHeartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			f.mu.Lock()
+			if now.Sub(f.written) >= statusHeartbeat/2 {
+				f.write(now.UTC())
+			}
+			f.mu.Unlock()
+		}
 	}
 }
 

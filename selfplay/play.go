@@ -79,6 +79,11 @@ type Settings struct {
 	// is steadier but only as good as the network. Oracle's AlphaZero
 	// study of Connect Four found their average learned fastest.
 	SearchValueWeight float64 `yaml:"search_value_weight"`
+	// Progress, where set, hears after each round of a worker's searches
+	// how many moves it searched and how many positions all workers have
+	// had evaluated so far (from several goroutines at once): what a
+	// progress bar needs to move while the games are still being played.
+	Progress func(moves int, evaluations int64) `yaml:"-"`
 }
 
 // DefaultSettings are the shipped configs' self-play settings.
@@ -210,14 +215,15 @@ func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings
 			quota++
 		}
 		worker := &worker{
-			game:     g,
-			search:   search,
-			settings: settings,
-			eval:     countingEvaluator{eval, &evaluations},
-			rng:      rand.New(rand.NewPCG(seed, uint64(w)+1)),
-			left:     quota,
-			report:   report,
-			solo:     env.Players(g) == 1,
+			evaluations: &evaluations,
+			game:        g,
+			search:      search,
+			settings:    settings,
+			eval:        countingEvaluator{eval, &evaluations},
+			rng:         rand.New(rand.NewPCG(seed, uint64(w)+1)),
+			left:        quota,
+			report:      report,
+			solo:        env.Players(g) == 1,
 		}
 		go func() {
 			err := worker.run(ctx)
@@ -264,11 +270,13 @@ type pendingSample struct {
 // worker plays games in lockstep: every round, each game in progress
 // makes one search (all batched together) and one move.
 type worker struct {
-	game     env.Game
-	search   Search
-	settings Settings
-	eval     mcts.Evaluator
-	rng      *rand.Rand
+	// evaluations counts the positions every worker's evaluator scored.
+	evaluations *atomic.Int64
+	game        env.Game
+	search      Search
+	settings    Settings
+	eval        mcts.Evaluator
+	rng         *rand.Rand
 	// left counts the games the worker has still to start.
 	left   int
 	report func(GameRecord)
@@ -362,6 +370,9 @@ func (w *worker) run(ctx context.Context) error {
 		}
 		if err := batcher.Search(ctx, trees, playouts); err != nil {
 			return err
+		}
+		if w.settings.Progress != nil {
+			w.settings.Progress(len(trees), w.evaluations.Load())
 		}
 		kept := slots[:0]
 		for _, s := range slots {

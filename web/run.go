@@ -144,7 +144,7 @@ type runView struct {
 	MatchesTotal   int                 `json:"matchesTotal"`
 	MatchesSkipped int                 `json:"matchesSkipped"`
 	// Status is the generation in progress, when the loop writes one.
-	Status *loop.Status `json:"status"`
+	Status *runStatus `json:"status"`
 	// Recorded lists the newest generations whose games are kept.
 	Recorded []int `json:"recorded"`
 	// Problems are files that could not be read, one line each.
@@ -199,8 +199,17 @@ func (r *Run) view() runView {
 	return v
 }
 
+// runStatus is the loop's status as the page gets it, with what the
+// server tells from it.
+type runStatus struct {
+	loop.Status
+	// Silent: the loop has written nothing for several heartbeats and
+	// never said it stopped: killed, crashed, or its machine gone.
+	Silent bool `json:"silent,omitempty"`
+}
+
 // status reads the status file: nil when the loop has written none.
-func (r *Run) status() (*loop.Status, error) {
+func (r *Run) status() (*runStatus, error) {
 	raw, err := readBounded(r.dir.Status(), maxStatusBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -212,15 +221,15 @@ func (r *Run) status() (*loop.Status, error) {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
-	return &s, nil
+	return &runStatus{Status: s, Silent: s.Silent(time.Now())}, nil
 }
 
 // statusView is the status event: the status changes every second while
 // a generation plays, and the metrics only at its end, so the stream
 // sends the small part alone.
 type statusView struct {
-	Status *loop.Status `json:"status"`
-	Now    string       `json:"now"`
+	Status *runStatus `json:"status"`
+	Now    string     `json:"now"`
 }
 
 // settingsOf sums up the config in the lines a person looks for first.
@@ -353,9 +362,12 @@ func (r *Run) events(w http.ResponseWriter, req *http.Request) {
 	lastSent := time.Now()
 	for {
 		files, status := r.signature()
+		// A loop falls silent without touching its status: the flag is
+		// part of what changes.
+		s, err := r.status()
+		status += fmt.Sprint(s != nil && s.Silent)
 		if files != lastFiles || status != lastStatus {
 			ok := true
-			s, err := r.status()
 			if files != lastFiles || err != nil {
 				// A status that does not read goes with the whole view,
 				// whose problems report it.

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/internal/atomicfile"
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/runfolder"
 )
@@ -158,6 +159,32 @@ func TestBrowserRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "generation 1's games", `document.getElementById("replay-status").textContent.includes("(generation 1)")`)
+
+	// A loop that writes its heartbeat and counts moves, then one that
+	// fell silent a minute ago (killed): the page says so within a poll,
+	// and its dot stops being the running loop's green.
+	now = time.Now().UTC()
+	running, _ := json.Marshal(loop.Status{Generation: 5, Phase: loop.PhaseSelfPlay, Done: 300, Total: 700, Unit: "moves",
+		PhaseStarted: now.Format(time.RFC3339Nano), GenerationStarted: now.Format(time.RFC3339Nano), Updated: now.Format(time.RFC3339Nano),
+		Heartbeat: 2, Host: "trainer", PID: 4242})
+	// Written whole, as the loop writes it: the server may read at any
+	// moment.
+	if err := atomicfile.WriteBytes(dir.Status(), running); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "moves counted", `document.getElementById("status-line").textContent.includes("Generation 5: self-play — 300 / 700 moves") && document.getElementById("live").dataset.state === "on"`)
+	var killed loop.Status
+	json.Unmarshal(running, &killed)
+	killed.Updated = now.Add(-time.Minute).Format(time.RFC3339Nano)
+	silent, _ := json.Marshal(killed)
+	if err := atomicfile.WriteBytes(dir.Status(), silent); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "a silent loop", `document.getElementById("status-line").textContent.includes("stopped without a word") && document.getElementById("live").dataset.state === "idle"`)
+	if got := textOf(t, ctx, "#status-detail"); !strings.Contains(got, "on trainer (process 4242)") || !strings.Contains(got, "resumes it") {
+		t.Errorf("a silent loop's detail says %q", got)
+	}
+	screenshot(t, ctx, "run-silent.png")
 }
 
 // TestBrowserRunYinsh opens the page of a YINSH run that has not finished

@@ -358,6 +358,20 @@ func TestRunEvents(t *testing.T) {
 	if err := json.Unmarshal([]byte(data), &sv); name != "status" || err != nil || sv.Status == nil || sv.Status.Generation != 4 || sv.Status.Done != 3 {
 		t.Fatalf("after the status changed: event %q, %s", name, data)
 	}
+	// A loop that falls silent is told without its status changing: the
+	// status below is last written 9.7 s before the silence threshold.
+	beat, _ := json.Marshal(loop.Status{Generation: 5, Phase: loop.PhaseSelfPlay, Heartbeat: 1,
+		Updated: time.Now().Add(-9700 * time.Millisecond).UTC().Format(time.RFC3339Nano)})
+	if err := os.WriteFile(dir.Status(), beat, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, silent := range []bool{false, true} {
+		name, data := nextEvent(t, rd)
+		var sv statusView
+		if err := json.Unmarshal([]byte(data), &sv); name != "status" || err != nil || sv.Status == nil || sv.Status.Generation != 5 || sv.Status.Silent != silent {
+			t.Fatalf("a status falling silent: event %q, %s, want silent %v", name, data, silent)
+		}
+	}
 	// A status that does not read comes with the whole view, which says so.
 	if err := os.WriteFile(dir.Status(), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)

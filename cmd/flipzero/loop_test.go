@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -165,9 +166,14 @@ func TestLoopLogToAFile(t *testing.T) {
 	if strings.ContainsAny(log, "\r\x1b") {
 		t.Fatalf("the log holds terminal control characters: %q", log)
 	}
-	for _, want := range []string{"gen 1 self-play: started, 40 to do", "gen 1 self-play: 40 of 40 in", "gen 1 training: started"} {
+	// 40 games of tic-tac-toe, their moves estimated from the board's 9
+	// cells before a generation has counted them.
+	for _, want := range []string{"gen 1 self-play moves: started, about 360 to do", "evaluations/s)", "gen 1 training: started"} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the log lacks %q:\n%s", want, log)
 		}
+	}
+	if !regexp.MustCompile(`gen 1 self-play moves: [1-9][0-9]* in [0-9.]+ s \([0-9.]+/s, [0-9]+ evaluations/s\)`).MatchString(log) {
+		t.Errorf("the log lacks self-play's end with its moves and evaluations/s:\n%s", log)
 	}
 }

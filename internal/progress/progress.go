@@ -41,8 +41,8 @@ func Lines(w io.Writer, every time.Duration) *Reporter {
 	return &Reporter{w: w, every: every}
 }
 
-// Task is one piece of work of a known size. Its methods may be called
-// from several goroutines.
+// Task is one piece of work of a known or estimated size. Its methods
+// may be called from several goroutines.
 type Task struct {
 	mu    sync.Mutex
 	r     *Reporter
@@ -52,11 +52,27 @@ type Task struct {
 	done  int
 	start time.Time
 	last  time.Time
+	// note is shown after the count: a second rate, such as evaluations
+	// per second beside moves.
+	note string
+	// estimate: total is a guess, said with "about", and the end line
+	// gives the count alone.
+	estimate bool
 }
 
 // Start begins a task of total steps described by what.
 func (r *Reporter) Start(total int, what string) *Task {
-	t := &Task{r: r, what: what, total: total, start: time.Now()}
+	return r.start(total, what, false)
+}
+
+// StartEstimate begins a task whose size is a guess, such as the moves of
+// games not played yet.
+func (r *Reporter) StartEstimate(total int, what string) *Task {
+	return r.start(total, what, true)
+}
+
+func (r *Reporter) start(total int, what string, estimate bool) *Task {
+	t := &Task{r: r, what: what, total: total, start: time.Now(), estimate: estimate}
 	t.last = t.start
 	switch {
 	case r == nil || r.w == nil:
@@ -70,26 +86,59 @@ func (r *Reporter) Start(total int, what string) *Task {
 			progressbar.OptionThrottle(200*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 		)
+	case estimate:
+		fmt.Fprintf(r.w, "%s: started, about %d to do\n", what, total)
 	default:
 		fmt.Fprintf(r.w, "%s: started, %d to do\n", what, total)
 	}
 	return t
 }
 
-// Add counts n more steps done.
+// Add counts n more steps done. A task whose size was an estimate grows
+// when the work passes it.
 func (t *Task) Add(n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.done += n
+	if t.done > t.total {
+		t.total = t.done
+		if t.bar != nil {
+			t.bar.ChangeMax(t.total)
+		}
+	}
 	switch {
 	case t.bar != nil:
 		t.bar.Add(n)
 	case t.r != nil && t.r.w != nil:
 		if now := time.Now(); now.Sub(t.last) >= t.r.every {
 			t.last = now
-			fmt.Fprintf(t.r.w, "%s: %d of %d, %.1f/s\n", t.what, t.done, t.total, t.rate(now))
+			of := ""
+			if t.estimate {
+				of = "about "
+			}
+			fmt.Fprintf(t.r.w, "%s: %d of %s%d, %.1f/s%s\n", t.what, t.done, of, t.total, t.rate(now), t.suffix())
 		}
 	}
+}
+
+// Note sets what is shown after the count from now on (empty: nothing).
+func (t *Task) Note(note string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if note == t.note {
+		return
+	}
+	t.note = note
+	if t.bar != nil {
+		t.bar.Describe(t.what + t.suffix())
+	}
+}
+
+func (t *Task) suffix() string {
+	if t.note == "" {
+		return ""
+	}
+	return ", " + t.note
 }
 
 func (t *Task) rate(now time.Time) float64 {
@@ -109,6 +158,10 @@ func (t *Task) Close() {
 		t.bar.Close()
 	case t.r != nil && t.r.w != nil:
 		now := time.Now()
-		fmt.Fprintf(t.r.w, "%s: %d of %d in %.1f s (%.1f/s)\n", t.what, t.done, t.total, now.Sub(t.start).Seconds(), t.rate(now))
+		count := fmt.Sprintf("%d of %d", t.done, t.total)
+		if t.estimate {
+			count = fmt.Sprint(t.done)
+		}
+		fmt.Fprintf(t.r.w, "%s: %s in %.1f s (%.1f/s%s)\n", t.what, count, now.Sub(t.start).Seconds(), t.rate(now), t.suffix())
 	}
 }

@@ -66,3 +66,19 @@ func TestLinesAreThrottled(t *testing.T) {
 		t.Errorf("%d lines for a fast task, want 2:\n%s", n, b.String())
 	}
 }
+
+// TestEstimatedTaskGrowsAndNotes: work past an estimated size grows the
+// task instead of passing 100%, and a note rides along each line.
+func TestEstimatedTaskGrowsAndNotes(t *testing.T) {
+	var b strings.Builder
+	task := Lines(&b, 0).StartEstimate(2, "gen 2 self-play moves")
+	task.Note("900 evaluations/s")
+	task.Add(3)
+	task.Close()
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3 || lines[0] != "gen 2 self-play moves: started, about 2 to do" ||
+		!strings.HasPrefix(lines[1], "gen 2 self-play moves: 3 of about 3, ") || !strings.HasSuffix(lines[1], ", 900 evaluations/s") ||
+		!strings.HasPrefix(lines[2], "gen 2 self-play moves: 3 in ") || !strings.HasSuffix(lines[2], ", 900 evaluations/s)") {
+		t.Errorf("lines %q", lines)
+	}
+}

@@ -242,9 +242,16 @@ function drawStatus() {
   const st = run.status, m = lastMetrics();
   const box = $("now");
   let line, detail = "", fraction = 0;
-  box.classList.toggle("stopped", !st || st.phase === "stopped");
-  if (st && st.phase !== "stopped") {
-    const what = st.phase === "training" ? "steps" : "games";
+  box.classList.toggle("stopped", !st || st.phase === "stopped" || !!st.silent);
+  if (st && st.silent) {
+    // The server saw no heartbeat for several beats: the loop was
+    // killed, crashed or lost its machine without saying it stopped.
+    line = `The loop stopped without a word during generation ${st.generation}'s ${st.phase}`;
+    const where = st.host ? ` on ${st.host}` + (st.pid ? ` (process ${st.pid})` : "") : "";
+    detail = `last heard from it ${duration(since(st.updated))} ago${where}: killed or crashed? flipzero loop --run ${run.run} resumes it`;
+    fraction = st.total > 0 ? st.done / st.total : 0;
+  } else if (st && st.phase !== "stopped") {
+    const what = st.unit || (st.phase === "training" ? "steps" : "games");
     line = `Generation ${st.generation}: ${st.phase}`;
     if (st.total > 0) {
       line += ` — ${st.done} / ${st.total} ${what}`;
@@ -270,6 +277,7 @@ function drawStatus() {
   } else {
     line = "Waiting for the first generation…";
   }
+  drawLive();
   $("status-line").textContent = line;
   $("status-detail").textContent = detail;
   $("progress-bar").style.width = (100 * Math.min(1, Math.max(0, fraction))).toFixed(1) + "%";
@@ -497,20 +505,45 @@ function receive(view) {
   render();
 }
 
+// connection is the page's link to the server: "live", "polling", or
+// what went wrong.
+let connection = { text: "connecting…", ok: false };
+
+// drawLive shows the link to the server and, over it, whether the loop
+// runs: a green dot only while it does.
+function drawLive() {
+  const live = $("live"), st = run && run.status;
+  const running = st && st.phase !== "stopped" && !st.silent;
+  if (!connection.ok) {
+    live.textContent = connection.text;
+    live.className = "live off";
+  } else if (!running) {
+    live.textContent = st && st.silent ? "loop silent" : "loop stopped";
+    live.className = "live idle";
+  } else {
+    live.textContent = connection.text;
+    live.className = "live on";
+  }
+  live.dataset.state = live.className.replace("live ", "");
+}
+
+function connected(text, ok) {
+  connection = { text, ok };
+  drawLive();
+}
+
 function follow() {
-  const live = $("live");
   if (!window.EventSource) {
     // Without server-sent events, ask every two seconds.
-    const poll = () => getJSON("api/run").then((v) => { receive(v); live.textContent = "polling"; live.className = "live on"; },
-      () => { live.textContent = "the server does not answer"; live.className = "live off"; });
+    const poll = () => getJSON("api/run").then((v) => { receive(v); connected("polling", true); },
+      () => connected("the server does not answer", false));
     poll();
     setInterval(poll, 2000);
     return;
   }
   const es = new EventSource("api/run/events");
   es.addEventListener("run", (ev) => {
-    live.textContent = "live";
-    live.className = "live on";
+    connection = { text: "live", ok: true };
     try { receive(JSON.parse(ev.data)); } catch (err) { $("problems").hidden = false; $("problems").textContent = "bad update: " + err; }
   });
   es.addEventListener("status", (ev) => {
@@ -520,9 +553,9 @@ function follow() {
     drawStatus();
     drawTiles();
   });
-  es.onopen = () => { live.textContent = "live"; live.className = "live on"; };
+  es.onopen = () => connected("live", true);
   // EventSource reconnects by itself.
-  es.onerror = () => { live.textContent = "reconnecting…"; live.className = "live off"; };
+  es.onerror = () => connected("reconnecting…", false);
 }
 
 // A server that also plays the model serves the game at / (alone, it
