@@ -49,6 +49,10 @@ type LoopOptions struct {
 	// of this process's self-play: workers elsewhere play them with the
 	// network the loop publishes (the cluster package).
 	Remote Remote
+	// Started, when set, is called once the run's config and checkpoint
+	// are read, before its first line: a run refused for its input says
+	// only why.
+	Started func()
 }
 
 func (o *LoopOptions) defaults() {
@@ -89,6 +93,9 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	})
 	if err != nil {
 		return err
+	}
+	if opts.Started != nil {
+		opts.Started()
 	}
 	logf("run %s: %s, %v on %s, generation %d, step %d, %d samples in the window of %d",
 		opts.RunDir, g.Name(), trainer.Network().Config(), opts.Backend.Name(), gen, trainer.Steps(), replay.Len(), replay.Total())

@@ -66,6 +66,15 @@ type cpuBackend struct{}
 
 func (cpuBackend) Name() string { return "cpu (" + ConvInfo() + "; " + BLASInfo() + ")" }
 
+// Summary names the backend in a few words, for the line every command
+// starts with: the CPU and the kernels its convolutions run on.
+func (cpuBackend) Summary() string {
+	if arch, ok := directDefault(); ok {
+		return "cpu (" + arch.name + ")"
+	}
+	return "cpu"
+}
+
 func (cpuBackend) NewInference(f *Folded, maxBatch int) (Inference, error) {
 	return f.NewEvaluator(maxBatch)
 }

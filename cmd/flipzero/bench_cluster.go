@@ -43,7 +43,7 @@ func runBenchCluster(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	say(io.out)
+	say(io.err)
 	if *runDir == "" {
 		dir, err := os.MkdirTemp("", "flipzero-bench-cluster-")
 		if err != nil {

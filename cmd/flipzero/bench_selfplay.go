@@ -72,7 +72,7 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	say(io.out)
+	say(io.err)
 	if settings.Workers == 0 {
 		settings.Workers = runtime.NumCPU()
 	}

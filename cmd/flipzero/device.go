@@ -8,27 +8,45 @@ import (
 	"github.com/flipzero/flipzero/nn/device"
 )
 
-// deviceFlag is --device, which the commands that run a network take.
-type deviceFlag struct{ name *string }
+// deviceFlag is --device, which the commands that run a network take,
+// with --verbose, which says in full what computes and why not a GPU.
+type deviceFlag struct {
+	name    *string
+	verbose *bool
+}
 
 func addDeviceFlag(fs *flagSet) deviceFlag {
-	return deviceFlag{fs.String("device", "auto", "what computes the network: "+device.Choices+
-		" (auto: an NVIDIA GPU when CUDA's driver, cuBLAS and cuDNN load and find one, else the CPU)")}
+	return deviceFlag{
+		name: fs.String("device", "auto", "what computes the network: "+device.Choices+
+			" (auto: an NVIDIA GPU when CUDA's driver, cuBLAS and cuDNN load and find one, else the CPU)"),
+		verbose: fs.Bool("verbose", false, "say in full what computes the network (libraries, versions) and why not a GPU"),
+	}
 }
 
 // open starts the backend; say then tells log which it is, once the
 // command has what it needs to run (so that a refused command says only
-// why).
+// why): in a few words, or in full with --verbose.
 func (f deviceFlag) open() (backend nn.Backend, say func(log io.Writer), err error) {
 	backend, note, err := device.Open(*f.name)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
-	return backend, func(log io.Writer) {
-		if note != "" {
-			fmt.Fprintf(log, "flipzero: device %s; %s\n", backend.Name(), note)
-		} else {
-			fmt.Fprintf(log, "flipzero: device %s\n", backend.Name())
-		}
-	}, nil
+	return backend, func(log io.Writer) { fmt.Fprintln(log, deviceLine(backend, note, *f.verbose)) }, nil
+}
+
+// deviceLine is the line that says what computes: "flipzero: device cpu
+// (AVX-512); no GPU (--verbose says why)", or with verbose the backend's
+// full name and the reason the GPU did not start.
+func deviceLine(backend nn.Backend, note string, verbose bool) string {
+	name := backend.Name()
+	if s, ok := backend.(interface{ Summary() string }); ok && !verbose {
+		name = s.Summary()
+	}
+	switch {
+	case note == "":
+		return "flipzero: device " + name
+	case verbose:
+		return "flipzero: device " + name + "; " + note
+	}
+	return "flipzero: device " + name + "; no GPU (--verbose says why)"
 }

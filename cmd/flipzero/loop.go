@@ -50,7 +50,6 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	say(io.out)
 	opts := loop.LoopOptions{
 		Backend:        backend,
 		ConfigPath:     *config,
@@ -60,6 +59,7 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 		Log:            io.out,
 		Progress:       io.err,
 		Seed:           *seed,
+		Started:        func() { say(io.err) },
 	}
 	if *quiet {
 		opts.Progress = nil

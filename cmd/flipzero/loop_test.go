@@ -154,8 +154,16 @@ func TestLoopLogToAFile(t *testing.T) {
 	}
 	cmd := commandProcess(t, "loop", "--config", tinyRunConfig(t, 40), "--run", run, "--generations", "1", "--seed", "3")
 	cmd.Stderr = logFile
-	if out, err := cmd.Output(); err != nil {
+	out, err := cmd.Output()
+	if err != nil {
 		t.Fatalf("loop: %v\n%s", err, out)
+	}
+	// Standard output is the run's line and one line a generation; what
+	// computes goes to standard error, in a few words.
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if !strings.HasPrefix(line, "run ") && !strings.HasPrefix(line, "gen 1: ") {
+			t.Errorf("standard output holds %q", line)
+		}
 	}
 	logFile.Close()
 	raw, err := os.ReadFile(logPath)
@@ -165,6 +173,9 @@ func TestLoopLogToAFile(t *testing.T) {
 	log := string(raw)
 	if strings.ContainsAny(log, "\r\x1b") {
 		t.Fatalf("the log holds terminal control characters: %q", log)
+	}
+	if first, _, _ := strings.Cut(log, "\n"); !strings.HasPrefix(first, "flipzero: device ") || len(first) > 80 {
+		t.Errorf("the log starts %q, want a short device line", first)
 	}
 	// 40 games of tic-tac-toe, their moves estimated from the board's 9
 	// cells before a generation has counted them.

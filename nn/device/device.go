@@ -7,6 +7,7 @@ package device
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/nn/cuda"
@@ -43,6 +44,12 @@ type GPU struct {
 
 // Name says which GPU and libraries compute.
 func (g GPU) Name() string { return "cuda (" + g.D.Name() + ")" }
+
+// Summary names the GPU alone, for the line every command starts with.
+func (g GPU) Summary() string {
+	gpu, _, _ := strings.Cut(g.D.Name(), ",")
+	return "cuda (" + gpu + ")"
+}
 
 // NewInference uploads the snapshot's weights for batches of up to
 // maxBatch positions.
