@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,17 +19,28 @@ func runExport(ctx context.Context, args []string, io stdio) error {
 		"file: game, architecture, inference weights with batch norm folded in, and\n"+
 		"metadata (training steps, positions seen, rating if measured, dates), without\n"+
 		"the optimizer state. play, gtp, serve, analyze and arena take it. With --format\n"+
-		"onnx it writes the same network as an ONNX model for other runtimes instead\n"+
-		"(README: ONNX export).", io.out)
+		"onnx, or an --out name ending .onnx, it writes the same network as an ONNX model\n"+
+		"for other runtimes instead (README: ONNX export).", io.out)
 	runDir := fs.String("run", "", "run folder")
 	gen := fs.Int("checkpoint", -1, "generation to export (default: the newest)")
 	out := fs.String("out", "", "model file to write")
-	format := fs.String("format", "flipzero", "flipzero (the model file flipzero plays with) or onnx")
+	format := fs.String("format", "", "flipzero (the model file flipzero plays with) or onnx (default: onnx for an --out name ending .onnx, else flipzero)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *runDir == "" || *out == "" {
 		return usagef("--run and --out are required")
+	}
+	onnxName := strings.EqualFold(filepath.Ext(*out), ".onnx")
+	switch {
+	case *format == "":
+		*format = "flipzero"
+		if onnxName {
+			*format = "onnx"
+		}
+	case *format == "flipzero" && onnxName:
+		// onnxruntime would fail on it with "Protobuf parsing failed".
+		return usagef("--out %s: a flipzero model file named .onnx; give --format onnx for an ONNX model, or another name", *out)
 	}
 	run := runfolder.Folder(*runDir)
 	var meta map[string]string

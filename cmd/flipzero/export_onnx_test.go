@@ -47,6 +47,25 @@ func TestExportONNX(t *testing.T) {
 		t.Errorf("the model's metadata %v, %d nodes: want generation 1 of a trained tictactoe network", props, len(m.GetGraph().GetNode()))
 	}
 
+	// The name chooses the format where --format is left out; a flipzero
+	// model file is not written under an .onnx name.
+	byName := filepath.Join(t.TempDir(), "byname.ONNX")
+	if code, stdout, stderr := runCLI(t, "", "export", "--run", run, "--out", byName); code != 0 {
+		t.Fatalf("export --out byname.ONNX: exit %d: %s%s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(byName); err != nil || proto.Unmarshal(b, &pb.ModelProto{}) != nil || strings.HasPrefix(string(b), "FZNET") {
+		t.Errorf("export --out byname.ONNX did not write an ONNX model (%v)", err)
+	}
+	code, _, stderr = runCLI(t, "", "export", "--run", run, "--out", out, "--format", "flipzero")
+	if code != 2 || !strings.Contains(stderr, "--format onnx") {
+		t.Errorf("--format flipzero with an .onnx name: exit %d, %q", code, stderr)
+	}
+	// info reads an ONNX model's metadata.
+	code, stdout, stderr = runCLI(t, "", "info", out)
+	if code != 0 || !strings.Contains(stdout, "ONNX model by flipzero") || !strings.Contains(stdout, "generation:") || !strings.Contains(stdout, "tictactoe") {
+		t.Errorf("info of an ONNX model: exit %d: %s%s", code, stdout, stderr)
+	}
+
 	code, _, stderr = runCLI(t, "", "export", "--run", run, "--out", out, "--format", "tflite")
 	if code != 2 || !strings.Contains(stderr, "--format") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Errorf("an unknown format: exit %d, %q; want 2 and one line naming --format", code, stderr)

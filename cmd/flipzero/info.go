@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/onnx"
 )
 
 func runInfo(ctx context.Context, args []string, io stdio) error {
@@ -24,6 +26,11 @@ func runInfo(ctx context.Context, args []string, io stdio) error {
 	}
 	path := fs.Arg(0)
 	info, err := nn.ReadInfo(path)
+	if errors.Is(err, nn.ErrNotNetwork) {
+		if oi, oerr := onnx.ReadInfo(path); oerr == nil {
+			return printONNXInfo(io, path, oi)
+		}
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -60,5 +67,24 @@ func runInfo(ctx context.Context, args []string, io stdio) error {
 		line(k, "%s", info.Metadata[k])
 	}
 	_, err = io.out.Write([]byte(b.String()))
+	return err
+}
+
+// printONNXInfo prints what an ONNX model holds: flipzero's exports say
+// their game, architecture and training in their metadata.
+func printONNXInfo(io stdio, path string, info onnx.Info) error {
+	var b strings.Builder
+	line := func(key, format string, args ...any) {
+		fmt.Fprintf(&b, "%-15s%s\n", key+":", fmt.Sprintf(format, args...))
+	}
+	line("file", "%s", path)
+	line("kind", "ONNX model by %s, IR version %d, opset %d", info.Producer, info.IRVersion, info.Opset)
+	line("inputs", "%s", strings.Join(info.Inputs, ", "))
+	line("outputs", "%s", strings.Join(info.Outputs, ", "))
+	line("parameters", "%d", info.Parameters)
+	for _, k := range info.MetadataKeys() {
+		line(k, "%s", info.Metadata[k])
+	}
+	_, err := io.out.Write([]byte(b.String()))
 	return err
 }
