@@ -197,10 +197,25 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		if m.Reused {
 			played = fmt.Sprintf("%d positions from the games saved before the last stop", m.Positions)
 		}
-		logf("gen %d: %s, %d steps (step %d) policy %.3f value %.3f%s, %.0f s",
-			m.Generation, played, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, aux, m.Seconds)
+		logf("gen %d: %s, %d steps (step %d) policy %.3f value %.3f%s%s, %.0f s",
+			m.Generation, played, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, aux, versusBaseline(m), m.Seconds)
 	}
 	return nil
+}
+
+// versusBaseline is the generation's result against the arena's
+// baseline, for its line: ", vs perfect 0-20-0: no loss to perfect play
+// in 20 games".
+func versusBaseline(m GenerationMetrics) string {
+	r := m.BaselineResult
+	if r == nil {
+		return ""
+	}
+	s := fmt.Sprintf(", vs %s %d-%d-%d", m.Baseline, r[0], r[1], r[2])
+	if m.Baseline == "perfect" && r[2] == 0 {
+		s += fmt.Sprintf(": no loss to perfect play in %d games", r[0]+r[1]+r[2])
+	}
+	return s
 }
 
 // movesPerGame is what a game of the run is expected to make: the last

@@ -56,6 +56,8 @@ func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, ru
 		}
 		if i == 0 {
 			versusBest = s
+		} else {
+			m.Baseline, m.BaselineResult = opponent.Name(), &[3]int{s.Wins, s.Draws, s.Losses}
 		}
 	}
 	if err := rate(run, newPlayer.Name(), baseline.Name(), m); err != nil {

@@ -208,6 +208,9 @@ func TestLoopMeasuresEachGeneration(t *testing.T) {
 		if m.Rating == nil {
 			t.Errorf("generation %d has no rating", m.Generation)
 		}
+		if r := m.BaselineResult; m.Baseline != "random" || r == nil || *r != [3]int{versusBaseline.Wins, versusBaseline.Draws, versusBaseline.Losses} {
+			t.Errorf("generation %d's metrics hold the baseline match %q %v, the match log %+v", m.Generation, m.Baseline, r, versusBaseline)
+		}
 		// The 0.99 gate is passed only by winning every game.
 		if versusBest.Match().Score.Fraction() >= 0.99 {
 			best = m.Generation

@@ -51,7 +51,12 @@ type GenerationMetrics struct {
 	ScoreLoss     float64  `json:"score_loss,omitempty"`
 	TrainS        float64  `json:"train_samples_per_s"`
 	Rating        *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
-	Best          int      `json:"best"`             // the generation whose network plays the next games
+	// Baseline and BaselineResult are the arena's match against the
+	// config's baseline, when it ran: the new network's wins, draws and
+	// losses.
+	Baseline       string  `json:"baseline,omitempty"`
+	BaselineResult *[3]int `json:"baseline_result,omitempty"`
+	Best           int     `json:"best"` // the generation whose network plays the next games
 	// The generation's time by phase: self-play (with writing its
 	// shard), training (with the checkpoint), and the arena, which
 	// Seconds leaves out.

@@ -65,3 +65,19 @@ func TestReadMetricsStopsAtBrokenLine(t *testing.T) {
 		t.Errorf("got %d lines, err %v; want 2 lines and an error naming line 3", len(ms), err)
 	}
 }
+
+func TestVersusBaseline(t *testing.T) {
+	for _, tc := range []struct {
+		m    GenerationMetrics
+		want string
+	}{
+		{GenerationMetrics{}, ""},
+		{GenerationMetrics{Baseline: "perfect", BaselineResult: &[3]int{0, 20, 0}}, ", vs perfect 0-20-0: no loss to perfect play in 20 games"},
+		{GenerationMetrics{Baseline: "perfect", BaselineResult: &[3]int{0, 19, 1}}, ", vs perfect 0-19-1"},
+		{GenerationMetrics{Baseline: "greedy", BaselineResult: &[3]int{12, 0, 0}}, ", vs greedy 12-0-0"},
+	} {
+		if got := versusBaseline(tc.m); got != tc.want {
+			t.Errorf("%q, want %q", got, tc.want)
+		}
+	}
+}
