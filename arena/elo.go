@@ -40,9 +40,23 @@ func (s Score) Elo() (elo, low, high float64) {
 		return 0, math.Inf(-1), math.Inf(1)
 	}
 	mu := s.Fraction()
-	variance := (float64(s.Wins)*(1-mu)*(1-mu) + float64(s.Draws)*(0.5-mu)*(0.5-mu) + float64(s.Losses)*mu*mu) / n
+	variance := trinomialVariance(float64(s.Wins), float64(s.Draws), float64(s.Losses))
+	if variance == 0 {
+		// Every game ended alike (50 draws, 20 wins): the games show no
+		// spread, which does not make the result certain. Half a game of
+		// each outcome, as the SPRT adds, gives the interval its width.
+		variance = trinomialVariance(float64(s.Wins)+0.5, float64(s.Draws)+0.5, float64(s.Losses)+0.5)
+	}
 	se := math.Sqrt(variance / n)
 	return eloOf(mu), eloOf(mu - 1.96*se), eloOf(mu + 1.96*se)
+}
+
+// trinomialVariance is the per-game variance of a score from w wins, d
+// draws and l losses.
+func trinomialVariance(w, d, l float64) float64 {
+	n := w + d + l
+	mu := (w + 0.5*d) / n
+	return (w*(1-mu)*(1-mu) + d*(0.5-mu)*(0.5-mu) + l*mu*mu) / n
 }
 
 // SPRT is a sequential probability ratio test of H0: the Elo difference is

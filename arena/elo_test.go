@@ -92,6 +92,22 @@ func TestScoreElo(t *testing.T) {
 	}
 }
 
+// TestEloOfAlikeGames: a match whose games all ended alike still has an
+// interval of some width, narrower the more games there were.
+func TestEloOfAlikeGames(t *testing.T) {
+	for _, s := range []Score{{Draws: 50}, {Wins: 20}, {Losses: 12}} {
+		elo, low, high := s.Elo()
+		if !(low < elo || elo < high) || !(low <= elo && elo <= high) {
+			t.Errorf("%+v: elo %g [%g, %g], want an interval around it", s, elo, low, high)
+		}
+	}
+	_, low50, high50 := Score{Draws: 50}.Elo()
+	_, low200, high200 := Score{Draws: 200}.Elo()
+	if !(high50-low50 > high200-low200 && high200 > low200) || low50 > -10 || high50 < 10 {
+		t.Errorf("50 draws [%g, %g], 200 draws [%g, %g]", low50, high50, low200, high200)
+	}
+}
+
 func TestSPRT(t *testing.T) {
 	sprt := DefaultSPRT()
 	rng := rand.New(rand.NewPCG(3, 3))

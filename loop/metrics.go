@@ -139,6 +139,10 @@ func PlotMetrics(metrics []GenerationMetrics, out string) error {
 	if err := addLine(losses, "value", value, color.RGBA{B: 200, A: 255}); err != nil {
 		return err
 	}
+	// Headroom above the curves for the legend, so that it covers none.
+	if lo, hi, ok := yRange(policy, value); ok {
+		losses.Y.Min, losses.Y.Max = lo, hi+0.25*(hi-lo+1e-9)
+	}
 	panels := []*plot.Plot{losses}
 	if len(ratings) > 0 {
 		rp := plot.New()
@@ -181,4 +185,20 @@ func addLine(p *plot.Plot, name string, points plotter.XYs, c color.Color) error
 	p.Add(line)
 	p.Legend.Add(name, line)
 	return nil
+}
+
+// yRange is the least and the greatest y of the points, if there are any.
+func yRange(series ...plotter.XYs) (lo, hi float64, ok bool) {
+	for _, xys := range series {
+		for _, p := range xys {
+			if !ok || p.Y < lo {
+				lo = p.Y
+			}
+			if !ok || p.Y > hi {
+				hi = p.Y
+			}
+			ok = true
+		}
+	}
+	return lo, hi, ok
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/runfolder"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 // Run serves a training run's folder as a live page: its curves, the
@@ -236,7 +238,7 @@ type statusView struct {
 // settingsOf sums up a run's config; solo says its game is a one-player
 // game, whose arena plays deals.
 func settingsOf(cfg loop.Config, solo bool) []setting {
-	sp, search := cfg.SelfPlay, cfg.Search
+	sp := cfg.SelfPlay
 	arenaText := "off"
 	if a := cfg.Arena; a.Games > 0 && solo {
 		arenaText = fmt.Sprintf("%d deals played by the new network, the self-play network and %s, %d playouts", a.Games, a.Baseline, a.Playouts)
@@ -249,7 +251,7 @@ func settingsOf(cfg loop.Config, solo bool) []setting {
 	return []setting{
 		{"network", cfg.Network.String()},
 		{"self-play", fmt.Sprintf("%d games a generation, %d at once per worker, batches of %d", sp.Games, sp.Concurrent, sp.BatchSize)},
-		{"search", fmt.Sprintf("%d playouts on %.0f%% of moves, %d on the rest", search.Full, 100*search.FullFraction, search.Fast)},
+		{"search", searchText(cfg.Search)},
 		{"training", fmt.Sprintf("batches of %d, each position used %.1f times", cfg.Train.BatchSize, cfg.Train.ReplayRatio)},
 		{"window", fmt.Sprintf("%d to %d positions", cfg.Window.Min, cfg.Window.Max)},
 		{"arena", arenaText},
@@ -592,4 +594,17 @@ func frameOf(st env.State, last []string) frame {
 		f.ToMove = st.Game().PlayerName(st.ToMove())
 	}
 	return f
+}
+
+// searchText sums up self-play's search: its mode and playouts, and the
+// playout cap where some moves are searched less.
+func searchText(search selfplay.Search) string {
+	mode := "PUCT"
+	if search.Mode == mcts.Gumbel {
+		mode = "Gumbel"
+	}
+	if search.FullFraction >= 1 || search.Full == search.Fast {
+		return fmt.Sprintf("%s, %d playouts on every move", mode, search.Full)
+	}
+	return fmt.Sprintf("%s, %d playouts on %.0f%% of moves, %d on the rest", mode, search.Full, 100*search.FullFraction, search.Fast)
 }

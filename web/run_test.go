@@ -18,7 +18,9 @@ import (
 	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/runfolder"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 const runGames = 12
@@ -447,4 +449,21 @@ func playAndRunServer(t *testing.T) *httptest.Server {
 		srv.Close()
 	})
 	return srv
+}
+
+func TestSearchText(t *testing.T) {
+	gumbel := selfplay.Search{PlayoutCap: mcts.PlayoutCap{Full: 32, Fast: 32, FullFraction: 1}}
+	gumbel.Mode = mcts.Gumbel
+	capped := selfplay.Search{PlayoutCap: mcts.PlayoutCap{Full: 160, Fast: 32, FullFraction: 0.25}}
+	for _, tc := range []struct {
+		s    selfplay.Search
+		want string
+	}{
+		{gumbel, "Gumbel, 32 playouts on every move"},
+		{capped, "PUCT, 160 playouts on 25% of moves, 32 on the rest"},
+	} {
+		if got := searchText(tc.s); got != tc.want {
+			t.Errorf("%q, want %q", got, tc.want)
+		}
+	}
 }

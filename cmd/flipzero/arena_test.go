@@ -201,7 +201,7 @@ func TestPrintScoreElo(t *testing.T) {
 		{arena.Score{Wins: 40}, "elo > +444 (every game won; 95% bound)"},
 		{arena.Score{Losses: 40}, "elo < -444 (every game lost; 95% bound)"},
 		{arena.Score{Wins: 5, Losses: 5}, "elo +0 ["},
-		{arena.Score{Draws: 8}, "elo +0 [+0, +0]"},
+		{arena.Score{Draws: 8}, "elo +0 [-79, +79]"}, // all draws: still an interval of some width
 	}
 	for _, tc := range tests {
 		var out strings.Builder

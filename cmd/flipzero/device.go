@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/nn/device"
@@ -49,4 +50,17 @@ func deviceLine(backend nn.Backend, note string, verbose bool) string {
 		return "flipzero: device " + name + "; " + note
 	}
 	return "flipzero: device " + name + "; no GPU (--verbose says why)"
+}
+
+// addSeedFlag is --seed for commands whose randomness need not repeat:
+// 0, the default, draws the seed from the clock (the help says so rather
+// than print a 19-digit number that changes each time).
+func addSeedFlag(fs *flagSet, usage string) func() uint64 {
+	seed := fs.Uint64("seed", 0, usage+" (default 0: drawn from the clock)")
+	return func() uint64 {
+		if *seed == 0 {
+			return uint64(time.Now().UnixNano())
+		}
+		return *seed
+	}
 }

@@ -22,7 +22,7 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	runDir := fs.String("run", "", "run folder: created for a new run, resumed if it exists")
 	generations := fs.Int("generations", 0, "stop after this many new generations (0: no limit)")
 	minutes := fs.Float64("minutes", 0, "stop starting generations after this many minutes (0: no limit)")
-	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed")
+	seed := addSeedFlag(fs, "random seed")
 	quiet := fs.Bool("quiet", false, "no progress bars")
 	dev := addDeviceFlag(fs)
 	cf := addClusterFlags(fs)
@@ -58,7 +58,7 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 		MaxDuration:    time.Duration(*minutes * float64(time.Minute)),
 		Log:            io.out,
 		Progress:       io.err,
-		Seed:           *seed,
+		Seed:           seed(),
 		Started:        func() { say(io.err) },
 	}
 	if *quiet {

@@ -79,6 +79,10 @@ func run(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintln(io.out, versionLine())
 		return 0
 	}
+	if len(args) == 2 && args[0] == "help" {
+		// "help loop" is "loop --help".
+		args = []string{args[1], "--help"}
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		printHelp(io.out)
 		if len(args) == 0 {
@@ -141,11 +145,16 @@ func versionLine() string {
 		}
 	}
 	line := "flipzero " + version
-	if revision != "" {
+	switch {
+	case revision != "":
 		line += " " + revision[:min(12, len(revision))]
 		if modified {
 			line += "+changes"
 		}
+	case version == "devel":
+		// go run, or a build outside a git checkout: nothing says which
+		// commit this is.
+		line += ", built without version-control data (go build in a git checkout records the commit)"
 	}
 	return fmt.Sprintf("%s (%s %s/%s)", line, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

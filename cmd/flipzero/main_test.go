@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -94,6 +95,19 @@ func TestHelp(t *testing.T) {
 		if code != 0 || errOut != "" || !strings.Contains(out, "Usage") && !strings.Contains(out, "Commands") || strings.ContainsAny(out, "\r\x1b") {
 			t.Errorf("%v: exit %d, output %q, standard error %q", args, code, out, errOut)
 		}
+	}
+}
+
+// TestHelpCommand: "help loop" is the loop's usage, and a flag whose
+// default is drawn anew each time says so instead of printing one.
+func TestHelpCommand(t *testing.T) {
+	code, out, _ := runCLI(t, "", "help", "loop")
+	_, want, _ := runCLI(t, "", "loop", "--help")
+	if code != 0 || out != want || !strings.Contains(out, "Usage: flipzero loop") {
+		t.Errorf("help loop: exit %d, %q", code, out)
+	}
+	if !strings.Contains(out, "default 0: drawn from the clock") || regexp.MustCompile(`default [0-9]{10,}`).MatchString(out) {
+		t.Errorf("loop --help shows the seed as %q", out)
 	}
 }
 

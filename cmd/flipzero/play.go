@@ -22,7 +22,7 @@ type engineFlags struct {
 	model    *string
 	playouts *int
 	seconds  *float64
-	seed     *uint64
+	seed     func() uint64
 	device   deviceFlag
 }
 
@@ -31,7 +31,7 @@ func addEngineFlags(fs *flagSet) engineFlags {
 		model:    fs.String("model", "", "model file (from flipzero export) or checkpoint"),
 		playouts: fs.Int("playouts", 400, "search playouts per decision"),
 		seconds:  fs.Float64("seconds", 0, "search time per decision in seconds, instead of --playouts"),
-		seed:     fs.Uint64("seed", uint64(time.Now().UnixNano()), "seed of the deals of a game with chance events (the solitaire's hidden tokens)"),
+		seed:     addSeedFlag(fs, "seed of the deals of a game with chance events (the solitaire's hidden tokens)"),
 		device:   addDeviceFlag(fs),
 	}
 }
@@ -46,7 +46,7 @@ func (f engineFlags) engine() (e *engine.Engine, say func(io.Writer), err error)
 	if *f.seconds < 0 || math.IsNaN(*f.seconds) || *f.seconds > 24*3600 {
 		return nil, nil, usagef("--seconds must be between 0 and a day, got %v", *f.seconds)
 	}
-	opts := engine.EngineOptions{Playouts: *f.playouts, MoveTime: time.Duration(*f.seconds * float64(time.Second)), Seed: *f.seed}
+	opts := engine.EngineOptions{Playouts: *f.playouts, MoveTime: time.Duration(*f.seconds * float64(time.Second)), Seed: f.seed()}
 	if opts.MoveTime == 0 && opts.Playouts < 1 {
 		return nil, nil, usagef("--playouts must be at least 1, got %d", opts.Playouts)
 	}

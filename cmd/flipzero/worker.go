@@ -64,7 +64,7 @@ func runWorker(ctx context.Context, args []string, io stdio) error {
 	name := fs.String("run", "", "the run's name on the server (the trainer's run folder's base name unless it set --name)")
 	workers := fs.Int("workers", 0, "self-play workers, each with its own evaluator (0: one per core)")
 	id := fs.String("id", "", "this worker's name in the trainer's log (default host-pid)")
-	seed := fs.Uint64("seed", uint64(time.Now().UnixNano()), "random seed")
+	seed := addSeedFlag(fs, "random seed")
 	dev := addDeviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -105,7 +105,7 @@ func runWorker(ctx context.Context, args []string, io stdio) error {
 	defer nc.Close()
 	err = cluster.RunWorker(ctx, nc, cluster.WorkerOptions{
 		Name: *name, Games: games.Builtin(), Workers: *workers, ID: *id, Backend: backend,
-		Version: versionLine(), Seed: *seed, Log: io.err,
+		Version: versionLine(), Seed: seed(), Log: io.err,
 	})
 	if errors.Is(err, cluster.ErrIncompatible) {
 		return usageError{err}
