@@ -175,8 +175,9 @@ func (sess *session) handle(ctx context.Context, command string, args []string) 
 		if d, ok := s.(env.Display); ok {
 			text = d.Picture()
 		}
-		if !s.Terminal() {
-			text += fmt.Sprintf("%s to decide\n", g.PlayerName(s.ToMove()))
+		// Say who decides, unless the picture says who moves already.
+		if mover := g.PlayerName(s.ToMove()); !s.Terminal() && !strings.Contains(text, mover+" to move") {
+			text += fmt.Sprintf("%s to decide\n", mover)
 		}
 		return "\n" + strings.TrimRight(text, "\n"), nil
 	case "final_score":
@@ -224,7 +225,14 @@ func (sess *session) play(p env.Player, move string) error {
 		sess.undoPasses(passes)
 		return errors.New("the game is over")
 	}
-	action, err := env.ParseLegal(e.State(), env.AnyCase(e.Game(), move))
+	text := env.AnyCase(e.Game(), move)
+	if _, err := e.Game().ParseAction(text); err != nil {
+		// GTP tells a move it cannot read from a legal-looking one that
+		// the rules forbid.
+		sess.undoPasses(passes)
+		return fmt.Errorf("syntax error: %w", err)
+	}
+	action, err := env.ParseLegal(e.State(), text)
 	if err == nil {
 		err = e.Play(action)
 	}

@@ -142,8 +142,8 @@ func TestExportAndGTPTicTacToe(t *testing.T) {
 		t.Fatalf("genmove black answered %q: %v", answers[12], err)
 	}
 	// After undo of black's genmove the board has b2 (X) and white's move.
-	board := answers[14]
-	if strings.Count(board, "X") != 1 || strings.Count(board, "O") != 1 || !strings.Contains(board, "black to decide") {
+	board, legend, _ := strings.Cut(answers[14], "X black, O white")
+	if strings.Count(board, "X") != 1 || strings.Count(board, "O") != 1 || !strings.Contains(legend, "black to decide") {
 		t.Errorf("showboard after undo:\n%s", board)
 	}
 	if !strings.Contains(errOut, "flipzero: white "+white) || !strings.Contains(errOut, "32 playouts") {
@@ -388,5 +388,24 @@ func TestGTPYinshThroughArenaClient(t *testing.T) {
 	}
 	if r.Score.Games() != 2 {
 		t.Errorf("%d games finished, want 2", r.Score.Games())
+	}
+}
+
+// TestGTPMoveErrorsAndBoard: a move GTP cannot read is a syntax error, a
+// readable one the rules forbid an illegal move; showboard says once who
+// moves and which letter is which colour.
+func TestGTPMoveErrorsAndBoard(t *testing.T) {
+	model := untrainedModel(t, "othello")
+	code, out, errOut := runCLI(t, "play black z99\nplay black a1\nshowboard\n", "gtp", "--model", model, "--playouts", "4")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	answers := gtpAnswers(t, out)
+	if len(answers) != 3 || !strings.HasPrefix(answers[0], "? syntax error") || !strings.HasPrefix(answers[1], "? illegal move") {
+		t.Fatalf("answers %q: want a syntax error for z99 and an illegal move for a1", answers)
+	}
+	board := answers[2]
+	if strings.Count(board, "black to move") != 1 || strings.Contains(board, "to decide") || !strings.Contains(board, "X black, O white") {
+		t.Errorf("showboard:\n%s", board)
 	}
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Picture is the board as String draws it, with its coordinates.
-func (s *State) Picture() string { return s.String() }
+func (s *State) Picture() string { return s.String() + "X black, O white\n" }
 
 // Layout is a grid of squares.
 func (s *State) Layout() string { return "square" }

@@ -3,7 +3,7 @@ package tictactoe
 import "github.com/flipzero/flipzero/env"
 
 // Picture is the board as String draws it.
-func (s *State) Picture() string { return s.String() }
+func (s *State) Picture() string { return s.String() + "X black, O white\n" }
 
 // Layout is a grid of squares.
 func (s *State) Layout() string { return "square" }
