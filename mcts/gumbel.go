@@ -214,14 +214,7 @@ func (t *Tree) gumbelScore(id int32) (visits float64) {
 	lo, hi, maxN := math.Inf(1), math.Inf(-1), 0.0
 	for i := range kids {
 		c := &kids[i]
-		q := mixed
-		virtual := vl * float64(c.inFlight)
-		if eff := float64(c.visits) + virtual; eff > 0 {
-			q = (sign*float64(c.valueSum) - virtual) / eff
-		}
-		if t.solve && c.status == terminal {
-			q = sign * provenValue(c.player)
-		}
+		q := t.childValue(c, sign, mixed, vl)
 		g.sigma[i] = q
 		lo, hi = min(lo, q), max(hi, q)
 		cn := float64(c.visits) + float64(c.inFlight)
@@ -251,7 +244,8 @@ func (t *Tree) improvedWeights(kids []node) float64 {
 	return z
 }
 
-// gumbelSelect is selectChild for Gumbel trees.
+// gumbelSelect is Gumbel's selection rule: sequential halving at the
+// root, the improved policy's deterministic selection below it.
 func (t *Tree) gumbelSelect(id int32) int32 {
 	n := &t.nodes[id]
 	k := int(n.children)

@@ -134,6 +134,10 @@ type Tree struct {
 
 	// gumbel is the Gumbel search's state; nil for PUCT.
 	gumbel *gumbelState
+	// choose is the selection rule, chosen when the tree is made (mctx's
+	// shape): PUCT's, or Gumbel's at the root and, unless
+	// GumbelPUCTBelowRoot, below it.
+	choose func(id int32) int32
 	// solve: the solver proves results (Config.Solver, in a game it
 	// applies to; see solver.go). ownStates and ownLegal are its
 	// scratch, one of each per decision it looks ahead.
@@ -163,8 +167,18 @@ func NewTree(cfg Config, root env.State) (*Tree, error) {
 	}
 	t.nodes = append(t.nodes, node{})
 	t.solve = cfg.Solver && solvable(root)
+	t.choose = t.selectPUCT
 	if cfg.Mode == Gumbel {
 		t.gumbel = newGumbelState(g.ActionSpace())
+		t.choose = t.gumbelSelect
+		if cfg.GumbelPUCTBelowRoot {
+			t.choose = func(id int32) int32 {
+				if id == 0 {
+					return t.gumbelSelect(id)
+				}
+				return t.selectPUCT(id)
+			}
+		}
 	}
 	return t, nil
 }
@@ -386,12 +400,32 @@ func (t *Tree) selectOutcome(id int32) int32 {
 	return n.first + int32(best)
 }
 
-// selectChild picks the child of an expanded node with the highest PUCT
-// score Q + CPUCT·P·√N/(1+n), Q seen by the node's mover.
-func (t *Tree) selectChild(id int32) int32 {
-	if t.gumbel != nil && (id == 0 || !t.cfg.GumbelPUCTBelowRoot) {
-		return t.gumbelSelect(id)
+// selectChild picks the child of an expanded node to descend into, by
+// the tree's selection rule.
+func (t *Tree) selectChild(id int32) int32 { return t.choose(id) }
+
+// childValue is a child's value Q seen by the mover of its parent (sign
+// +1 for player 0, −1 for player 1): its mean value, counting each
+// simulation waiting below it as a loss of virtualLoss (so that a batch's
+// descents spread out), unvisited's for a child with neither, and a
+// result the solver proved, exactly. PUCT and Gumbel both read children
+// through it.
+func (t *Tree) childValue(c *node, sign, unvisited, virtualLoss float64) float64 {
+	q := unvisited
+	virtual := virtualLoss * float64(c.inFlight)
+	if visits := float64(c.visits) + virtual; visits > 0 {
+		q = (sign*float64(c.valueSum) - virtual) / visits
 	}
+	if t.solve && c.status == terminal {
+		q = sign * provenValue(c.player)
+	}
+	return q
+}
+
+// selectPUCT picks the child with the highest PUCT score
+// Q + CPUCT·P·√N/(1+n), Q seen by the node's mover, unvisited children
+// valued at the first-play urgency.
+func (t *Tree) selectPUCT(id int32) int32 {
 	n := &t.nodes[id]
 	sign := 1.0
 	if n.player == 1 {
@@ -430,14 +464,7 @@ func (t *Tree) selectChild(id int32) int32 {
 	best, bestScore := 0, math.Inf(-1)
 	for i := range kids {
 		c := &kids[i]
-		q := fpu
-		virtual := vl * float64(c.inFlight)
-		if visits := float64(c.visits) + virtual; visits > 0 {
-			q = (sign*float64(c.valueSum) - virtual) / visits
-		}
-		if t.solve && c.status == terminal {
-			q = sign * provenValue(c.player)
-		}
+		q := t.childValue(c, sign, fpu, vl)
 		score := q + cpuct*float64(c.prior)*sqrtN/(1+float64(c.visits)+float64(c.inFlight))
 		if score > bestScore {
 			best, bestScore = i, score
