@@ -134,7 +134,12 @@ type Server struct {
 	// can come.
 	clients     atomic.Int64
 	outstanding atomic.Int64
-	closeOnce   sync.Once
+	// open guards the queue: clients send under its read lock, Close
+	// closes the queue under its write lock, so that a late client gets
+	// an error rather than a send on a closed channel.
+	open      sync.RWMutex
+	closed    bool
+	closeOnce sync.Once
 }
 
 // request is one client's batch: its positions, where the results go,
@@ -186,7 +191,10 @@ func closeInference(inf Inference) {
 // frees their inferences. Clients must not evaluate after it.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.open.Lock()
+		s.closed = true
 		close(s.requests)
+		s.open.Unlock()
 		s.done.Wait()
 		for _, inf := range s.infs {
 			closeInference(inf)
@@ -330,8 +338,14 @@ func (c *Client) Forward(inputs []float32, count int) (logits, wdl []float32, er
 		return nil, nil, fmt.Errorf("batching server: %d positions in %d values, want 1..%d of %d", count, len(inputs), c.batch, c.s.size)
 	}
 	c.req.inputs, c.req.count = inputs, count
+	c.s.open.RLock()
+	if c.s.closed {
+		c.s.open.RUnlock()
+		return nil, nil, errors.New("batching server: closed")
+	}
 	c.s.outstanding.Add(1)
 	c.s.requests <- &c.req
+	c.s.open.RUnlock()
 	if err := <-c.req.done; err != nil {
 		return nil, nil, err
 	}

@@ -160,6 +160,16 @@ func TestServerReportsErrors(t *testing.T) {
 	if _, _, err := c.Forward(in, 2); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("closed client: %v", err)
 	}
+	// A client still open when the server closes gets an error, not a
+	// send on a closed queue.
+	late, err := s.Client(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, _, err := late.Forward(in, 2); err == nil || !strings.Contains(err.Error(), "server: closed") {
+		t.Errorf("a client of a closed server: %v", err)
+	}
 }
 
 // TestEvaluatorsOnTheCPU: the CPU backend gets each worker its own
