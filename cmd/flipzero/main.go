@@ -144,6 +144,11 @@ func versionLine() string {
 			}
 		}
 	}
+	return formatVersion(version, revision, modified)
+}
+
+// formatVersion is versionLine from what the build recorded.
+func formatVersion(version, revision string, modified bool) string {
 	line := "flipzero " + version
 	switch {
 	case revision != "":

@@ -119,3 +119,19 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version, revision string
+		modified          bool
+		want              string
+	}{
+		{"devel", "", false, "flipzero devel, built without version-control data"},
+		{"devel", "0123456789abcdef", true, "flipzero devel 0123456789ab+changes ("},
+		{"v1.2.0", "", false, "flipzero v1.2.0 ("},
+	} {
+		if got := formatVersion(tc.version, tc.revision, tc.modified); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q, want it to start %q", got, tc.want)
+		}
+	}
+}
