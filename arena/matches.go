@@ -1,16 +1,11 @@
 package arena
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 
-	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/runfolder"
 )
 
 // MatchRecord is one line of a run's matches.jsonl: a match between two
@@ -64,58 +59,34 @@ func (r MatchRecord) check() error {
 
 // AppendMatch adds a match to the match log at path (one JSON object a
 // line; a run keeps its log at runfolder's Matches), making its folder if
-// need be and rewriting the file atomically so that a kill never leaves
-// half a line.
+// need be.
 func AppendMatch(path string, m MatchRecord) error {
 	if err := m.check(); err != nil {
 		return fmt.Errorf("append match: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("append match: %w", err)
-	}
-	old, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("append match: %w", err)
-	}
-	line, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("append match: %w", err)
-	}
-	if len(old) > 0 && old[len(old)-1] != '\n' {
-		old = append(old, '\n')
-	}
-	return atomicfile.WriteBytes(path, append(append(old, line...), '\n'))
+	return runfolder.AppendRecord(path, m)
 }
 
-// ReadMatches reads every match of the log at path. A line that is not a
-// match record is an error naming it.
-func ReadMatches(path string) ([]MatchRecord, error) {
-	raw, err := os.ReadFile(path)
+// maxMatchesBytes bounds what is read of a match log: two matches a
+// generation of some 250 bytes each.
+const maxMatchesBytes = 256 << 20
+
+// ReadMatches reads the matches of the log at path under the run
+// folder's policy for record files (runfolder.ReadRecords): a line that
+// is not a match record, or one whose figures do not add up, is skipped,
+// and skipped says how many were.
+func ReadMatches(path string) (matches []MatchRecord, skipped int, err error) {
+	matches, skipped, err = runfolder.ReadRecords(path, maxMatchesBytes, runfolder.Start, func(line []byte) (MatchRecord, error) {
+		m, err := runfolder.JSONRecord[MatchRecord](line)
+		if err == nil {
+			err = m.check()
+		}
+		return m, err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("matches: %w", err)
+		return nil, 0, fmt.Errorf("matches: %w", err)
 	}
-	var out []MatchRecord
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var m MatchRecord
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&m); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
-		}
-		if err := m.check(); err != nil {
-			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
-		}
-		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
+	return matches, skipped, nil
 }
 
 // Matches turns records into the rating fit's matches.

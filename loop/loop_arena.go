@@ -114,7 +114,7 @@ func measureSolo(ctx context.Context, cfg Config, g env.Game, run runfolder.Fold
 // rate fits ratings to every match of the run, anchored at random when it
 // has played and otherwise at the baseline, and gives m the new network's.
 func rate(run runfolder.Folder, newName, baseline string, m *GenerationMetrics) error {
-	records, err := arena.ReadMatches(run.Matches())
+	records, _, err := arena.ReadMatches(run.Matches())
 	if err != nil {
 		return err
 	}

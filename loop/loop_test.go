@@ -182,7 +182,7 @@ func TestLoopMeasuresEachGeneration(t *testing.T) {
 	if err := Loop(context.Background(), LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	records, err := arena.ReadMatches(runfolder.Folder(run).Matches())
+	records, _, err := arena.ReadMatches(runfolder.Folder(run).Matches())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,9 @@
 package loop
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"image/color"
 	"io"
-	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -16,6 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/runfolder"
 )
 
 // GenerationMetrics is one line of a run's metrics.jsonl: what one
@@ -74,41 +71,24 @@ type GenerationMetrics struct {
 	ArenaScore *float64 `json:"arena_score,omitempty"`
 }
 
-// ReadMetrics reads a metrics file; a line that cannot be read (a write
-// cut by a crash before the file was made atomic) ends the list.
+// maxMetricsBytes bounds what is read of a metrics file: a line a
+// generation, some 600 bytes, so years of generations.
+const maxMetricsBytes = 256 << 20
+
+// ReadMetrics reads a metrics file under the run folder's policy for
+// record files (runfolder.ReadRecords): a line that is not a
+// generation's, such as one a crash cut short, is skipped.
 func ReadMetrics(path string) ([]GenerationMetrics, error) {
-	raw, err := os.ReadFile(path)
+	ms, _, err := runfolder.ReadRecords(path, maxMetricsBytes, runfolder.End, runfolder.JSONRecord[GenerationMetrics])
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	var out []GenerationMetrics
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var m GenerationMetrics
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return out, fmt.Errorf("metrics %s line %d: %w", path, line, err)
-		}
-		out = append(out, m)
-	}
-	return out, nil
+	return ms, nil
 }
 
-// AppendMetrics adds a generation's line to the metrics file, rewriting it
-// atomically so a kill never leaves half a line.
+// AppendMetrics adds a generation's line to the metrics file.
 func AppendMetrics(path string, m GenerationMetrics) error {
-	old, err := os.ReadFile(path)
-	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	line, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteBytes(path, append(append(old, line...), '\n'))
+	return runfolder.AppendRecord(path, m)
 }
 
 // PlotMetrics draws the loss curves (and ratings, when there are any)

@@ -57,12 +57,18 @@ func TestMetricsAppendReadPlot(t *testing.T) {
 	}
 }
 
-func TestReadMetricsStopsAtBrokenLine(t *testing.T) {
+// TestReadMetricsSkipsBrokenLines: a line a crash cut short, or damage
+// between lines, leaves the generations around it readable, and the next
+// generation appended after a cut line is read too.
+func TestReadMetricsSkipsBrokenLines(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "metrics.jsonl")
-	os.WriteFile(path, []byte("{\"generation\":1}\n{\"generation\":2}\n{\"genera"), 0o644)
+	os.WriteFile(path, []byte("{\"generation\":1}\n###\n{\"generation\":2}\n{\"genera"), 0o644)
+	if err := AppendMetrics(path, GenerationMetrics{Generation: 3}); err != nil {
+		t.Fatal(err)
+	}
 	ms, err := ReadMetrics(path)
-	if err == nil || len(ms) != 2 {
-		t.Errorf("got %d lines, err %v; want 2 lines and an error naming line 3", len(ms), err)
+	if err != nil || len(ms) != 3 || ms[2].Generation != 3 {
+		t.Errorf("read %+v, %v; want generations 1, 2 and 3", ms, err)
 	}
 }
 

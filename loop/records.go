@@ -1,11 +1,10 @@
 package loop
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/runfolder"
 	"github.com/flipzero/flipzero/selfplay"
 )
 
@@ -58,45 +58,32 @@ func writeGames(path string, lines []string) error {
 }
 
 // ReadGames reads at most limit games of a record file, and no more than
-// maxBytes of it: the file may come from elsewhere. A line that is not
-// a record (no outcome after a tab) is skipped and counted.
+// maxBytes of it, under the run folder's policy for record files
+// (runfolder.ReadRecords): the file may come from elsewhere, and a line
+// that is not a record (no outcome after a tab) is skipped and counted.
 func ReadGames(path string, limit int, maxBytes int64) (games []GameLine, skipped int, err error) {
-	f, err := os.Open(path)
+	games, skipped, err = runfolder.ReadRecords(path, maxBytes, runfolder.Start, parseGameLine)
 	if err != nil {
 		return nil, 0, fmt.Errorf("games: %w", err)
 	}
-	defer f.Close()
-	raw, err := io.ReadAll(io.LimitReader(f, maxBytes+1))
-	if err != nil {
-		return nil, 0, fmt.Errorf("games: %w", err)
+	return games[:min(len(games), limit)], skipped, nil
+}
+
+// parseGameLine reads a line as formatGame writes it: moves separated by
+// ";", a tab, the outcome, and (in newer files) a tab and the game.
+func parseGameLine(line []byte) (GameLine, error) {
+	fields := strings.Split(string(line), "\t")
+	if len(fields) < 2 {
+		return GameLine{}, errors.New("no outcome after a tab")
 	}
-	if int64(len(raw)) > maxBytes {
-		// Cut at the limit: the line it falls in is left out whole.
-		raw = raw[:bytes.LastIndexByte(raw[:maxBytes], '\n')+1]
+	g := GameLine{Outcome: fields[1]}
+	if len(fields) > 2 {
+		g.Game = fields[2]
 	}
-	for line := range bytes.Lines(raw) {
-		if len(games) == limit {
-			break
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		fields := strings.Split(string(line), "\t")
-		if len(fields) < 2 {
-			skipped++
-			continue
-		}
-		g := GameLine{Outcome: fields[1]}
-		if len(fields) > 2 {
-			g.Game = fields[2]
-		}
-		if fields[0] != "" {
-			g.Moves = strings.Split(fields[0], ";")
-		}
-		games = append(games, g)
+	if fields[0] != "" {
+		g.Moves = strings.Split(fields[0], ";")
 	}
-	return games, skipped, nil
+	return g, nil
 }
 
 // The phases of a generation as the status file names them.

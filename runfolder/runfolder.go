@@ -1,6 +1,7 @@
 // Package runfolder is the layout of a training run's folder, defined in
 // this one place: the loop writes it, and export, the arena's match log,
-// ratings, plots and the run's web page read it.
+// ratings, plots and the run's web page read it. Its record files are
+// appended and read under one policy (records.go).
 //
 //	config.yaml              the run's copy of its config
 //	models/gen-NNNNNN.ckpt   the network after each generation, with optimizer state

@@ -42,7 +42,6 @@ const (
 	maxConfigBytes  = 1 << 20
 	maxStatusBytes  = 1 << 16
 	maxGamesBytes   = 32 << 20
-	maxLineBytes    = 1 << 20
 	maxGamesListed  = 2000
 	maxPlies        = 10000
 	matchesShown    = 200
@@ -275,47 +274,10 @@ func readBounded(path string, limit int64) ([]byte, error) {
 	return raw, nil
 }
 
-// readLines reads a JSON-lines file, skipping (and counting) the lines
-// that are not a T. Of a file larger than limit only its last limit
-// bytes are read: the newest lines are the ones the page shows.
+// readLines reads a JSON-lines record file of the run, its newest
+// limit bytes, under the run folder's policy for record files.
 func readLines[T any](path string, limit int64) (out []T, skipped int, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	cut := info.Size() > limit
-	if cut {
-		if _, err := f.Seek(info.Size()-limit, io.SeekStart); err != nil {
-			return nil, 0, fmt.Errorf("read %s: %w", path, err)
-		}
-	}
-	raw, err := io.ReadAll(io.LimitReader(f, limit))
-	if err != nil {
-		return nil, 0, fmt.Errorf("read %s: %w", path, err)
-	}
-	if cut {
-		// The first line read is the end of one cut in two.
-		raw = raw[bytes.IndexByte(raw, '\n')+1:]
-	}
-	out = []T{}
-	for line := range bytes.Lines(raw) {
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
-		}
-		var v T
-		if len(line) > maxLineBytes || json.Unmarshal(line, &v) != nil {
-			skipped++
-			continue
-		}
-		out = append(out, v)
-	}
-	return out, skipped, nil
+	return runfolder.ReadRecords(path, limit, runfolder.End, runfolder.JSONRecord[T])
 }
 
 // shutdownKey marks the request contexts of Serve's server with the

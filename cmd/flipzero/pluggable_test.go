@@ -150,7 +150,7 @@ func TestPluggableGame(t *testing.T) {
 	if gens, _ := run.Generations(); len(gens) != 3 {
 		t.Fatalf("generations %v after two, want 0, 1, 2\n%s", gens, log.String())
 	}
-	matches, err := arena.ReadMatches(run.Matches())
+	matches, _, err := arena.ReadMatches(run.Matches())
 	if err != nil || len(matches) != 4 {
 		t.Fatalf("the loop's arena recorded %d matches (%v), want 4", len(matches), err)
 	}

@@ -28,13 +28,14 @@ func runRatings(ctx context.Context, args []string, io stdio) error {
 		return usagef("--run is required")
 	}
 	run := runfolder.Folder(*runDir)
-	records, err := arena.ReadMatches(run.Matches())
+	records, skipped, err := arena.ReadMatches(run.Matches())
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return usagef("run %s has no matches yet (no %s)", *runDir, run.Matches())
 		}
 		return usageError{err}
 	}
+
 	games := map[string]bool{}
 	var kept []arena.MatchRecord
 	for _, r := range records {
@@ -49,7 +50,10 @@ func runRatings(ctx context.Context, args []string, io stdio) error {
 	}
 	records = kept
 	if len(records) == 0 {
-		return usagef("run %s: %s holds no match to rate", *runDir, run.Matches())
+		return usagef("run %s: %s holds no match to rate (%d lines that are not match records)", *runDir, run.Matches(), skipped)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(io.err, "flipzero ratings: %d lines of %s are not match records, left out\n", skipped, run.Matches())
 	}
 	ratings, err := arena.FitRatings(arena.Matches(records), *anchor)
 	if err != nil {

@@ -253,7 +253,7 @@ func TestLoopSolitaire(t *testing.T) {
 			t.Errorf("generation %d: %d games with mean score %v, metrics say %v", gen, len(lines), sum/8, *ms[gen-1].Score)
 		}
 	}
-	matches, err := arena.ReadMatches(filepath.Join(run, "matches.jsonl"))
+	matches, _, err := arena.ReadMatches(filepath.Join(run, "matches.jsonl"))
 	if err != nil || len(matches) != 4 {
 		t.Fatalf("matches: %d, %v; want two a generation", len(matches), err)
 	}
