@@ -257,6 +257,14 @@ func TestTrainerAndWorkers(t *testing.T) {
 	if ms[0].Games < 24 || ms[1].Games < 24 {
 		t.Errorf("generations of %d and %d games, want at least 24", ms[0].Games, ms[1].Games)
 	}
+	// The workers' games are kept as local self-play's are, for the
+	// run's page to replay.
+	for _, m := range ms {
+		kept, skipped, err := loop.ReadGames(run.GameRecords(m.Generation), 1000, 1<<20)
+		if err != nil || len(kept) != m.Games || skipped != 0 {
+			t.Errorf("generation %d: %d games kept, %d lines skipped (%v); the metrics count %d", m.Generation, len(kept), skipped, err, m.Games)
+		}
+	}
 	st := trainer.Stats()
 	if st.Shards != shards || st.Samples != stored {
 		t.Errorf("trainer counted %d shards of %d samples, the run holds %d of %d", st.Shards, st.Samples, shards, stored)
@@ -284,7 +292,8 @@ func goodShard(t *testing.T, runID string, gen int) (ShardHeader, []data.Sample)
 	g := tictactoe.Game{}
 	s := data.Sample{Planes: make([]float32, 27), Legal: []int32{0, 4, 8}, Policy: []float32{0.25, 0.5, 0.25}, Weight: 1}
 	s.Planes[4] = 1
-	h := ShardHeader{Format: Format, RunID: runID, Game: g.Name(), Generation: gen, Shard: randomID(), Worker: "test", Games: 1, Moves: 5, Results: [3]int{1, 0, 0}}
+	h := ShardHeader{Format: Format, RunID: runID, Game: g.Name(), Generation: gen, Shard: randomID(), Worker: "test", Games: 1, Moves: 5, Results: [3]int{1, 0, 0},
+		Records: []string{"b2;a1;c1;a3;a2\tblack\ttictactoe"}}
 	return h, []data.Sample{s}
 }
 
@@ -479,6 +488,22 @@ func refusesBadShards(t *testing.T, url string) {
 	add("more than 1 older", func(h *ShardHeader, s []data.Sample) []byte { h.Generation = 3; return body(t, *h, g, s) })
 	add("newer than the published", func(h *ShardHeader, s []data.Sample) []byte { h.Generation = 6; return body(t, *h, g, s) })
 	add("bad magic", func(h *ShardHeader, s []data.Sample) []byte { return []byte("hello") })
+	add("2 game records for 1 games", func(h *ShardHeader, s []data.Sample) []byte {
+		h.Records = append(h.Records, h.Records[0])
+		return body(t, *h, g, s)
+	})
+	add("control character", func(h *ShardHeader, s []data.Sample) []byte {
+		h.Records[0] = "b2;a1\x1b[2J\tblack\ttictactoe"
+		return body(t, *h, g, s)
+	})
+	add(`not moves, an outcome and the game "tictactoe"`, func(h *ShardHeader, s []data.Sample) []byte {
+		h.Records[0] = "b2;a1\tblack\tothello"
+		return body(t, *h, g, s)
+	})
+	add("resignations", func(h *ShardHeader, s []data.Sample) []byte {
+		h.Resigned = 2
+		return body(t, *h, g, s)
+	})
 	for i, f := range bad {
 		send(fmt.Sprint("bad", i), f.body)
 	}
@@ -489,6 +514,7 @@ func refusesBadShards(t *testing.T, url string) {
 	h2, s2 := goodShard(t, id, 5)
 	h2.Games = 2
 	h2.Results = [3]int{1, 0, 1}
+	h2.Records = append(h2.Records, "b2;a1\tdraw\ttictactoe")
 	send("good2", body(t, h2, g, s2))
 
 	var got []loop.RemoteGames
@@ -508,6 +534,10 @@ func refusesBadShards(t *testing.T, url string) {
 	}
 	if _, shards := storedSamples(t, run); shards != 2 {
 		t.Errorf("%d shards stored, want 2", shards)
+	}
+	// The stored shards' games are kept beside the generation's others.
+	if kept, _, err := loop.ReadGames(run.GameRecords(6), 100, 1<<20); err != nil || len(kept) != 3 {
+		t.Errorf("generation 6 keeps %d games (%v), want the 3 received", len(kept), err)
 	}
 	if st := trainer.Stats(); st.Refused != len(bad) || st.Duplicates != 1 {
 		t.Errorf("stats %+v: want %d refused, 1 duplicate", st, len(bad))
@@ -679,6 +709,10 @@ func TestLostAcknowledgement(t *testing.T) {
 	}
 	if _, shards := storedSamples(t, run); shards != 2 {
 		t.Errorf("%d shards stored, want 2", shards)
+	}
+	// Both shards' games are kept, the one stored before the restart too.
+	if kept, _, err := loop.ReadGames(run.GameRecords(1), 100, 1<<20); err != nil || len(kept) != 2 {
+		t.Errorf("generation 1 keeps %d games (%v), want the 2 received", len(kept), err)
 	}
 	if n := queuedNotStored(t, ctx, connect(t, url, Auth{}), run); n != 0 {
 		t.Errorf("%d shards queued that were not stored", n)

@@ -362,6 +362,11 @@ func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, ad
 		msg.Nak()
 		return 0
 	}
+	// The games' records beside the generation's others, for the run's
+	// page; a record lost here loses nothing of training.
+	if err := runfolder.AppendLines(t.opts.Run.GameRecords(number), h.Records); err != nil {
+		t.logf("keeping the games of shard %s: %v", h.Shard, err)
+	}
 	t.seen[h.Shard] = true
 	actx, cancel := context.WithTimeout(ctx, requestTimeout)
 	err = msg.DoubleAck(actx)
@@ -374,7 +379,8 @@ func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, ad
 	t.stats.Samples += len(samples)
 	t.stats.Games += h.Games
 	t.stats.Bytes += int64(len(msg.Data()))
-	add(loop.RemoteGames{Samples: samples, Games: h.Games, Moves: h.Moves, Results: h.Results})
+	add(loop.RemoteGames{Samples: samples, Games: h.Games, Moves: h.Moves, Results: h.Results,
+		Resigned: h.Resigned, NoResign: h.NoResign, FalseResign: h.FalseResign, Score: h.Score})
 	return h.Games
 }
 

@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env"
@@ -23,11 +26,13 @@ import (
 // or the shard encoding inside changes; trainers and workers of different
 // formats refuse each other with a message that says so. Format 2: shards
 // of the data package's second version, whose outcomes are real numbers;
-// format 3: its third, whose samples may carry the auxiliary targets.
+// format 3: its third, whose samples may carry the auxiliary targets;
+// format 4: the header carries each game's record and the resignation
+// counts, so that a run fed by workers keeps its games and statistics.
 const (
-	Format      = 3
+	Format      = 4
 	wireMagic   = "FZWIRE\x00\x00"
-	MaxHeader   = 4 << 10
+	MaxHeader   = 1 << 20
 	MaxMessage  = 16 << 20
 	MaxSamples  = 1 << 15
 	maxGames    = 1 << 16
@@ -49,7 +54,22 @@ type ShardHeader struct {
 	Moves      int    `json:"moves"`
 	// Results counts first-player wins, second-player wins and draws.
 	Results [3]int `json:"results"`
+	// Resigned counts the games a resignation ended; NoResign those
+	// played out where one would have happened, FalseResign those of them
+	// the resigning side drew or won. Score sums a one-player game's
+	// final scores.
+	Resigned    int     `json:"resigned"`
+	NoResign    int     `json:"no_resign"`
+	FalseResign int     `json:"false_resign"`
+	Score       float64 `json:"score"`
+	// Records are the games, one line each as the run folder keeps them
+	// (loop.FormatGame): moves, a tab, the outcome, a tab, the game.
+	Records []string `json:"records"`
 }
+
+// maxRecordBytes bounds one game's record line: a game of thousands of
+// plies.
+const maxRecordBytes = 64 << 10
 
 var validShardID = validName
 
@@ -114,8 +134,40 @@ func decodeHeader(msg []byte) (ShardHeader, []byte, error) {
 		return h, nil, refuse("results %v do not add up to %d games", h.Results, h.Games)
 	case h.Generation < 0:
 		return h, nil, refuse("generation %d", h.Generation)
+	case h.Resigned < 0 || h.Resigned > h.Games || h.NoResign < 0 || h.NoResign > h.Games || h.FalseResign < 0 || h.FalseResign > h.NoResign:
+		return h, nil, refuse("resignations %d, %d played out, %d false in %d games", h.Resigned, h.NoResign, h.FalseResign, h.Games)
+	case math.IsNaN(h.Score) || math.IsInf(h.Score, 0):
+		return h, nil, refuse("score %v", h.Score)
+	}
+	if err := checkRecords(h); err != nil {
+		return h, nil, err
 	}
 	return h, rest[n:], nil
+}
+
+// checkRecords checks the games' records as far as they can be without
+// playing them (the run's page replays each and says where one fails):
+// one a game, each a line of printable text with an outcome and the
+// header's game.
+func checkRecords(h ShardHeader) error {
+	if len(h.Records) != h.Games {
+		return refuse("%d game records for %d games", len(h.Records), h.Games)
+	}
+	for i, r := range h.Records {
+		if len(r) > maxRecordBytes || !utf8.ValidString(r) {
+			return refuse("game record %d: %d bytes, or not UTF-8", i, len(r))
+		}
+		for _, c := range r {
+			if c != '\t' && unicode.IsControl(c) {
+				return refuse("game record %d holds a control character %q", i, c)
+			}
+		}
+		fields := strings.Split(r, "\t")
+		if len(fields) != 3 || fields[1] == "" || fields[2] != h.Game {
+			return refuse("game record %d is not moves, an outcome and the game %q", i, h.Game)
+		}
+	}
+	return nil
 }
 
 // decodeSamples reads and checks a shard's samples: the data package

@@ -396,6 +396,17 @@ func (w *worker) publish(ctx context.Context, games []selfplay.GameRecord) error
 		default:
 			h.Results[2]++
 		}
+		if r.Resigned {
+			h.Resigned++
+		}
+		if r.WouldResign {
+			h.NoResign++
+			if r.FalseResign {
+				h.FalseResign++
+			}
+		}
+		h.Score += r.Score
+		h.Records = append(h.Records, loop.FormatGame(w.game, r))
 	}
 	if len(samples) == 0 {
 		return nil

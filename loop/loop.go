@@ -505,7 +505,7 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 	}
 	stats, err := selfplay.PlayGames(ctx, gen.game, gen.cfg.Search, settings, seed, gen.evals.New, func(r selfplay.GameRecord) {
 		samples = append(samples, r.Samples...)
-		games = append(games, formatGame(gen.game, r))
+		games = append(games, FormatGame(gen.game, r))
 		m.Games++
 		m.Moves += r.Moves
 		scoreSum += r.Score

@@ -31,8 +31,9 @@ type GameLine struct {
 	Game    string
 }
 
-// formatGame is the record line of a finished game, without its newline.
-func formatGame(g env.Game, r selfplay.GameRecord) string {
+// FormatGame is the record line of a finished game, without its newline:
+// moves separated by ";", a tab, the outcome, a tab, the game.
+func FormatGame(g env.Game, r selfplay.GameRecord) string {
 	moves := make([]string, len(r.Actions))
 	for i, a := range r.Actions {
 		moves[i] = g.FormatAction(a)
@@ -69,7 +70,7 @@ func ReadGames(path string, limit int, maxBytes int64) (games []GameLine, skippe
 	return games[:min(len(games), limit)], skipped, nil
 }
 
-// parseGameLine reads a line as formatGame writes it: moves separated by
+// parseGameLine reads a line as FormatGame writes it: moves separated by
 // ";", a tab, the outcome, and (in newer files) a tab and the game.
 func parseGameLine(line []byte) (GameLine, error) {
 	fields := strings.Split(string(line), "\t")

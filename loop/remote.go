@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flipzero/flipzero/data"
+	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/nn"
 )
 
@@ -29,6 +30,10 @@ type RemoteGames struct {
 	Moves   int
 	// Results counts first-player wins, second-player wins and draws.
 	Results [3]int
+	// Resigned, NoResign and FalseResign count resignations as the
+	// metrics do; Score sums a one-player game's final scores.
+	Resigned, NoResign, FalseResign int
+	Score                           float64
 	// Stored marks games a previous run of the loop received: their
 	// samples are already in the window loaded from the run folder, and
 	// Samples is empty; Positions says how many there were.
@@ -46,7 +51,7 @@ func collectRemote(ctx context.Context, gen generation, m *GenerationMetrics) (i
 	quota := gen.cfg.SelfPlay.Games
 	bar := gen.progress.Start(quota, fmt.Sprintf("gen %d games from workers", gen.number))
 	defer bar.Close()
-	positions := 0
+	positions, scoreSum := 0, 0.0
 	err := gen.remote.Collect(ctx, gen.number, quota, func(b RemoteGames) {
 		if !b.Stored {
 			gen.replay.Add(b.Samples)
@@ -58,6 +63,10 @@ func collectRemote(ctx context.Context, gen generation, m *GenerationMetrics) (i
 		for i, r := range b.Results {
 			m.Results[i] += r
 		}
+		m.Resigned += b.Resigned
+		m.NoResign += b.NoResign
+		m.FalseResign += b.FalseResign
+		scoreSum += b.Score
 		bar.Add(b.Games)
 		gen.status.progress(m.Games)
 	})
@@ -65,5 +74,9 @@ func collectRemote(ctx context.Context, gen generation, m *GenerationMetrics) (i
 		return 0, err
 	}
 	m.Positions = positions
+	if _, scored := gen.game.NewState().(env.Scorer); scored && m.Games > 0 {
+		mean := scoreSum / float64(m.Games)
+		m.Score = &mean
+	}
 	return positions, nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // The run folder's record files — metrics.jsonl, matches.jsonl, the
@@ -126,6 +127,25 @@ func AppendRecord(path string, v any) error {
 		return fmt.Errorf("append to %s: a record of %d bytes, more than %d", path, len(line), MaxLineBytes)
 	}
 	return appendLine(path, line)
+}
+
+// AppendLines appends text lines (a generation's game records) in one
+// synced write, under the same policy as AppendRecord.
+func AppendLines(path string, lines []string) error {
+	if len(lines) == 0 {
+		return nil
+	}
+	var b []byte
+	for i, l := range lines {
+		if strings.ContainsAny(l, "\r\n") || len(l) > MaxLineBytes {
+			return fmt.Errorf("append to %s: line %d is not one line of at most %d bytes", path, i, MaxLineBytes)
+		}
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, l...)
+	}
+	return appendLine(path, b)
 }
 
 func appendLine(path string, line []byte) error {

@@ -86,3 +86,20 @@ func TestRecordsErrors(t *testing.T) {
 		t.Error("two values on a line read as one record")
 	}
 }
+
+func TestAppendLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "games", "gen-000001.txt")
+	if err := AppendLines(path, []string{"a1;b2\tblack\ttictactoe", "c3\tdraw\ttictactoe"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendLines(path, []string{"b1\twhite\ttictactoe"}); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if got := string(raw); got != "a1;b2\tblack\ttictactoe\nc3\tdraw\ttictactoe\nb1\twhite\ttictactoe\n" {
+		t.Errorf("file %q", got)
+	}
+	if err := AppendLines(path, []string{"two\nlines"}); err == nil {
+		t.Error("a line with a newline was appended")
+	}
+}
