@@ -229,13 +229,20 @@ func trainMatchesGorgonia(t *testing.T, d *Device, g env.Game, cfg nn.Config) {
 		}
 	}
 	// The first step's losses agree to float32 rounding; its weights
-	// within 5e-5 (relative to each array's largest value, or 1), as Gorgonia's batch-norm gradient sums thousands of
-	// float32 terms one after another (relative error up to ~1e-4 before
-	// cancellation). Later steps drift as the differences feed back
-	// through batch norm, so they are held to a looser bound.
+	// within 5e-5 (relative to each array's largest value, or 1), as
+	// Gorgonia's batch-norm gradient sums thousands of float32 terms one
+	// after another (relative error up to ~1e-4 before cancellation).
+	// Later steps drift as the differences feed back through batch norm,
+	// so they are held to a looser bound; looser still with global
+	// pooling, whose maximum sends its gradient to whichever cell holds a
+	// near-tied maximum (on an H200, yinsh-blitz's running variances were
+	// 2.9e-3 apart after three steps where the plain network's were 2.6e-4).
 	for step := range 3 {
 		tol := 5e-5
-		if step > 0 {
+		switch {
+		case step > 0 && cfg.GlobalPooling:
+			tol = 5e-3
+		case step > 0:
 			tol = 1e-3
 		}
 		b := nntest.Batch(g, 48, uint64(10+step))
