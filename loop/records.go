@@ -3,8 +3,6 @@ package loop
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -21,15 +19,8 @@ import (
 // the game), so the run's page can replay them and other tools can read
 // them; they cost a fraction of the shard that holds their positions.
 
-// GameLine is one self-play game as its record line gives it.
-type GameLine struct {
-	Moves []string
-	// Outcome is the winner's name (white, black) or draw, or a
-	// one-player game's "score N"; the game may have ended by
-	// resignation before the rules end it.
-	Outcome string
-	Game    string
-}
+// GameLine is one game of a record file (runfolder.GameLine).
+type GameLine = runfolder.GameLine
 
 // FormatGame is the record line of a finished game, without its newline:
 // moves separated by ";", a tab, the outcome, a tab, the game.
@@ -58,102 +49,26 @@ func writeGames(path string, lines []string) error {
 	return atomicfile.WriteBytes(path, []byte(b.String()))
 }
 
-// ReadGames reads at most limit games of a record file, and no more than
-// maxBytes of it, under the run folder's policy for record files
-// (runfolder.ReadRecords): the file may come from elsewhere, and a line
-// that is not a record (no outcome after a tab) is skipped and counted.
-func ReadGames(path string, limit int, maxBytes int64) (games []GameLine, skipped int, err error) {
-	games, skipped, err = runfolder.ReadRecords(path, maxBytes, runfolder.Start, parseGameLine)
-	if err != nil {
-		return nil, 0, fmt.Errorf("games: %w", err)
-	}
-	return games[:min(len(games), limit)], skipped, nil
+// ReadGames reads at most limit games of a record file
+// (runfolder.ReadGames).
+func ReadGames(path string, limit int, maxBytes int64) ([]GameLine, int, error) {
+	return runfolder.ReadGames(path, limit, maxBytes)
 }
 
-// parseGameLine reads a line as FormatGame writes it: moves separated by
-// ";", a tab, the outcome, and (in newer files) a tab and the game.
-func parseGameLine(line []byte) (GameLine, error) {
-	fields := strings.Split(string(line), "\t")
-	if len(fields) < 2 {
-		return GameLine{}, errors.New("no outcome after a tab")
-	}
-	g := GameLine{Outcome: fields[1]}
-	if len(fields) > 2 {
-		g.Game = fields[2]
-	}
-	if fields[0] != "" {
-		g.Moves = strings.Split(fields[0], ";")
-	}
-	return g, nil
-}
+// The status file is runfolder.Status; the loop writes it through
+// statusFile.
+type Status = runfolder.Status
 
 // The phases of a generation as the status file names them.
 const (
-	PhaseSelfPlay = "self-play"
-	PhaseTraining = "training"
-	PhaseArena    = "arena"
-	// PhaseStopped: the loop has ended (a limit, Ctrl-C, an error); a
-	// loop killed outright leaves its last phase, and Updated tells.
-	PhaseStopped = "stopped"
-)
-
-// Status is the run's status.json: the generation in progress, for the
-// run's page. The loop writes it whole at each phase change, at most once
-// a second as the phase progresses, and at least every Heartbeat seconds
-// while it runs, so that a loop that stopped without a word (killed,
-// crashed) is told from one that is busy.
-type Status struct {
-	Generation int    `json:"generation"`
-	Phase      string `json:"phase"`
-	// GenerationStarted and PhaseStarted are RFC 3339 times.
-	GenerationStarted string `json:"generation_started"`
-	PhaseStarted      string `json:"phase_started"`
-	// Done of Total Unit: moves (an estimate, from the last generation's
-	// games) in self-play, games in the arena and from remote workers,
-	// steps in training.
-	Done    int    `json:"done"`
-	Total   int    `json:"total"`
-	Unit    string `json:"unit,omitempty"`
-	Updated string `json:"updated"`
-	// Heartbeat is the most seconds between two writes while the loop
-	// runs; Host and PID say which process writes.
-	Heartbeat float64 `json:"heartbeat_seconds,omitempty"`
-	Host      string  `json:"host,omitempty"`
-	PID       int     `json:"pid,omitempty"`
-}
-
-// Silent says that a status not marked stopped has not been written for
-// several heartbeats at now: its loop stopped without a word.
-func (s Status) Silent(now time.Time) bool {
-	if s.Phase == PhaseStopped || s.Heartbeat <= 0 {
-		return false
-	}
-	updated, err := time.Parse(time.RFC3339Nano, s.Updated)
-	if err != nil {
-		return false
-	}
-	return now.Sub(updated).Seconds() > max(silentBeats*s.Heartbeat, minSilence.Seconds())
-}
-
-// A loop is silent after five missed heartbeats, and never sooner than
-// ten seconds: a busy machine may be slow to schedule the writer.
-const (
-	silentBeats = 5
-	minSilence  = 10 * time.Second
+	PhaseSelfPlay = runfolder.PhaseSelfPlay
+	PhaseTraining = runfolder.PhaseTraining
+	PhaseArena    = runfolder.PhaseArena
+	PhaseStopped  = runfolder.PhaseStopped
 )
 
 // ReadStatus reads a run's status file.
-func ReadStatus(path string) (Status, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return Status{}, fmt.Errorf("status: %w", err)
-	}
-	var s Status
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return Status{}, fmt.Errorf("status %s: %w", path, err)
-	}
-	return s, nil
-}
+func ReadStatus(path string) (Status, error) { return runfolder.ReadStatus(path) }
 
 // statusFile writes the status as the loop goes. Writing it is best
 // effort: the page is a view of the run, and a run must not stop because

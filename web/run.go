@@ -13,12 +13,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/env"
-	"github.com/flipzero/flipzero/loop"
-	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/runfolder"
-	"github.com/flipzero/flipzero/selfplay"
 )
 
 // Run serves a training run's folder as a live page: its curves, the
@@ -27,11 +23,22 @@ import (
 // file whole under a temporary name and renames it into place, so every
 // read sees an old file or a new one.
 type Run struct {
-	dir   runfolder.Folder
-	games loop.Games
+	dir       runfolder.Folder
+	games     Games
+	summarize Summarizer
 	// Poll is how often the event stream looks for changed files.
 	Poll time.Duration
 }
+
+// Games finds a game by its registry name (env/games).
+type Games interface {
+	ByName(name string) (env.Game, error)
+}
+
+// Summarizer reads a run's config.yaml for its page: the game it plays,
+// and the settings a person looks for first as name and value, or why
+// the config is not one (loop.Summary is the training loop's).
+type Summarizer func(config []byte) (game string, settings [][2]string, err error)
 
 // Bounds on what the page reads from a run folder, whose files may come
 // from elsewhere: a metrics file of a hundred thousand generations, the
@@ -48,17 +55,22 @@ const (
 	recordedShown   = 200
 )
 
-// NewRun opens the run in dir; games resolves its config's game. A
-// folder that is not a run, or whose config does not read, is an error.
-func NewRun(dir string, games loop.Games) (*Run, error) {
+// NewRun opens the run in dir; games resolves the games its records
+// play and summarize reads its config. A folder that is not a run, or
+// whose config does not read, is an error.
+func NewRun(dir string, games Games, summarize Summarizer) (*Run, error) {
 	f := runfolder.Folder(dir)
 	if !f.Exists() {
 		return nil, fmt.Errorf("%s is not a run folder (no %s)", dir, filepath.Base(f.Config()))
 	}
-	if _, err := loop.LoadConfig(f.Config(), games); err != nil {
+	raw, err := readBounded(f.Config(), maxConfigBytes)
+	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", dir, err)
 	}
-	return &Run{dir: f, games: games, Poll: time.Second}, nil
+	if _, _, err := summarize(raw); err != nil {
+		return nil, fmt.Errorf("run %s: config %s: %w", dir, f.Config(), err)
+	}
+	return &Run{dir: f, games: games, summarize: summarize, Poll: time.Second}, nil
 }
 
 // Handler serves the run's page alone: the page at /run (and / leads
@@ -138,12 +150,14 @@ type runView struct {
 	Config   string    `json:"config"`
 	// Metrics are the generations, oldest first; MetricsSkipped counts
 	// lines that were not a generation's metrics.
-	Metrics        []loop.GenerationMetrics `json:"metrics"`
-	MetricsSkipped int                      `json:"metricsSkipped"`
+	// Metrics and Matches are the run's records as the loop wrote them:
+	// the page reads their fields.
+	Metrics        []json.RawMessage `json:"metrics"`
+	MetricsSkipped int               `json:"metricsSkipped"`
 	// Matches are the newest matches, oldest first, of MatchesTotal.
-	Matches        []arena.MatchRecord `json:"matches"`
-	MatchesTotal   int                 `json:"matchesTotal"`
-	MatchesSkipped int                 `json:"matchesSkipped"`
+	Matches        []json.RawMessage `json:"matches"`
+	MatchesTotal   int               `json:"matchesTotal"`
+	MatchesSkipped int               `json:"matchesSkipped"`
 	// Status is the generation in progress, when the loop writes one.
 	Status *runStatus `json:"status"`
 	// Recorded lists the newest generations whose games are kept.
@@ -159,29 +173,28 @@ type setting struct {
 }
 
 func (r *Run) view() runView {
-	v := runView{Run: string(r.dir), Settings: []setting{}, Metrics: []loop.GenerationMetrics{},
-		Matches: []arena.MatchRecord{}, Recorded: []int{}, Problems: []string{}, Now: time.Now().UTC().Format(time.RFC3339Nano)}
+	v := runView{Run: string(r.dir), Settings: []setting{}, Metrics: []json.RawMessage{},
+		Matches: []json.RawMessage{}, Recorded: []int{}, Problems: []string{}, Now: time.Now().UTC().Format(time.RFC3339Nano)}
 	problem := func(err error) { v.Problems = append(v.Problems, err.Error()) }
 	raw, err := readBounded(r.dir.Config(), maxConfigBytes)
 	if err != nil {
 		problem(err)
-	} else if cfg, err := loop.ParseConfig(raw, r.games); err != nil {
+	} else if game, settings, err := r.summarize(raw); err != nil {
 		problem(fmt.Errorf("config: %w", err))
 	} else {
-		solo := false
-		if g, err := r.games.ByName(cfg.Game); err == nil {
-			solo = env.Players(g) == 1
+		v.Game, v.Config = game, string(raw)
+		for _, s := range settings {
+			v.Settings = append(v.Settings, setting{s[0], s[1]})
 		}
-		v.Game, v.Config, v.Settings = cfg.Game, string(raw), settingsOf(cfg, solo)
 	}
 	// A run has no metrics before its first generation ends, and no
 	// matches while its arena is off.
-	if ms, skipped, err := readLines[loop.GenerationMetrics](r.dir.Metrics(), maxMetricsBytes); err == nil {
+	if ms, skipped, err := readLines[metricsKeys](r.dir.Metrics(), maxMetricsBytes); err == nil {
 		v.Metrics, v.MetricsSkipped = ms, skipped
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		problem(err)
 	}
-	if ms, skipped, err := readLines[arena.MatchRecord](r.dir.Matches(), maxMatchesBytes); err == nil {
+	if ms, skipped, err := readLines[matchKeys](r.dir.Matches(), maxMatchesBytes); err == nil {
 		v.MatchesTotal, v.MatchesSkipped = len(ms), skipped
 		v.Matches = ms[max(0, len(ms)-matchesShown):]
 	} else if !errors.Is(err, fs.ErrNotExist) {
@@ -203,7 +216,7 @@ func (r *Run) view() runView {
 // runStatus is the loop's status as the page gets it, with what the
 // server tells from it.
 type runStatus struct {
-	loop.Status
+	runfolder.Status
 	// Silent: the loop has written nothing for several heartbeats and
 	// never said it stopped: killed, crashed, or its machine gone.
 	Silent bool `json:"silent,omitempty"`
@@ -218,7 +231,7 @@ func (r *Run) status() (*runStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	var s loop.Status
+	var s runfolder.Status
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}
@@ -231,30 +244,6 @@ func (r *Run) status() (*runStatus, error) {
 type statusView struct {
 	Status *runStatus `json:"status"`
 	Now    string     `json:"now"`
-}
-
-// settingsOf sums up the config in the lines a person looks for first.
-// settingsOf sums up a run's config; solo says its game is a one-player
-// game, whose arena plays deals.
-func settingsOf(cfg loop.Config, solo bool) []setting {
-	sp := cfg.SelfPlay
-	arenaText := "off"
-	if a := cfg.Arena; a.Games > 0 && solo {
-		arenaText = fmt.Sprintf("%d deals played by the new network, the self-play network and %s, %d playouts", a.Games, a.Baseline, a.Playouts)
-	} else if a.Games > 0 {
-		arenaText = fmt.Sprintf("%d games against the self-play network and %s, %d playouts", a.Games, a.Baseline, a.Playouts)
-		if a.Gate > 0 {
-			arenaText += fmt.Sprintf(", gate %.2f", a.Gate)
-		}
-	}
-	return []setting{
-		{"network", cfg.Network.String()},
-		{"self-play", fmt.Sprintf("%d games a generation, %d at once per worker, batches of %d", sp.Games, sp.Concurrent, sp.BatchSize)},
-		{"search", searchText(cfg.Search)},
-		{"training", fmt.Sprintf("batches of %d, each position used %.1f times", cfg.Train.BatchSize, cfg.Train.ReplayRatio)},
-		{"window", fmt.Sprintf("%d to %d positions", cfg.Window.Min, cfg.Window.Max)},
-		{"arena", arenaText},
-	}
 }
 
 // readBounded reads a file, refusing one larger than limit.
@@ -275,10 +264,31 @@ func readBounded(path string, limit int64) ([]byte, error) {
 }
 
 // readLines reads a JSON-lines record file of the run, its newest
-// limit bytes, under the run folder's policy for record files.
-func readLines[T any](path string, limit int64) (out []T, skipped int, err error) {
-	return runfolder.ReadRecords(path, limit, runfolder.End, runfolder.JSONRecord[T])
+// limit bytes, under the run folder's policy for record files: a line is
+// kept, as the loop wrote it, where it is a JSON object whose key fields
+// (K's) have their types.
+func readLines[K any](path string, limit int64) (out []json.RawMessage, skipped int, err error) {
+	return runfolder.ReadRecords(path, limit, runfolder.End, func(line []byte) (json.RawMessage, error) {
+		if _, err := runfolder.JSONRecord[K](line); err != nil {
+			return nil, err
+		}
+		return json.RawMessage(bytes.Clone(line)), nil
+	})
 }
+
+// The key fields of the run's records that the page reads.
+type (
+	metricsKeys struct {
+		Generation int `json:"generation"`
+	}
+	matchKeys struct {
+		A      string `json:"a"`
+		B      string `json:"b"`
+		Wins   int    `json:"wins"`
+		Draws  int    `json:"draws"`
+		Losses int    `json:"losses"`
+	}
+)
 
 // shutdownKey marks the request contexts of Serve's server with the
 // channel that closes when the server is told to stop: an event stream
@@ -400,13 +410,13 @@ type gameListView struct {
 	Skipped    int           `json:"skipped"`
 }
 
-func (r *Run) readGames(w http.ResponseWriter, req *http.Request) (int, []loop.GameLine, int, bool) {
+func (r *Run) readGames(w http.ResponseWriter, req *http.Request) (int, []runfolder.GameLine, int, bool) {
 	gen, err := generationParam(req)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return 0, nil, 0, false
 	}
-	games, skipped, err := loop.ReadGames(r.dir.GameRecords(gen), maxGamesListed, maxGamesBytes)
+	games, skipped, err := runfolder.ReadGames(r.dir.GameRecords(gen), maxGamesListed, maxGamesBytes)
 	if err != nil {
 		status := http.StatusInternalServerError
 		if errors.Is(err, fs.ErrNotExist) {
@@ -472,12 +482,11 @@ func (r *Run) replay(w http.ResponseWriter, req *http.Request) {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
 	}
-	cfg, err := loop.ParseConfig(raw, r.games)
+	name, _, err := r.summarize(raw)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "config: " + err.Error()})
 		return
 	}
-	name := cfg.Game
 	if rec.Game != "" {
 		name = rec.Game
 	}
@@ -491,7 +500,7 @@ func (r *Run) replay(w http.ResponseWriter, req *http.Request) {
 
 // replayGame plays a record's moves by the rules, stopping at the first
 // that does not parse or is not legal.
-func replayGame(g env.Game, gen, index int, rec loop.GameLine) replayView {
+func replayGame(g env.Game, gen, index int, rec runfolder.GameLine) replayView {
 	st := g.NewState()
 	v := replayView{Generation: gen, Index: index, Game: g.Name(), Board: "square", Cells: []env.Cell{},
 		Moves: []string{}, Outcome: rec.Outcome}
@@ -556,17 +565,4 @@ func frameOf(st env.State, last []string) frame {
 		f.ToMove = st.Game().PlayerName(st.ToMove())
 	}
 	return f
-}
-
-// searchText sums up self-play's search: its mode and playouts, and the
-// playout cap where some moves are searched less.
-func searchText(search selfplay.Search) string {
-	mode := "PUCT"
-	if search.Mode == mcts.Gumbel {
-		mode = "Gumbel"
-	}
-	if search.FullFraction >= 1 || search.Full == search.Fast {
-		return fmt.Sprintf("%s, %d playouts on every move", mode, search.Full)
-	}
-	return fmt.Sprintf("%s, %d playouts on %.0f%% of moves, %d on the rest", mode, search.Full, 100*search.FullFraction, search.Fast)
 }

@@ -15,12 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
-	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/runfolder"
-	"github.com/flipzero/flipzero/selfplay"
 )
 
 const runGames = 12
@@ -51,7 +50,7 @@ func loopRun(t *testing.T) runfolder.Folder {
 
 func runServer(t *testing.T, dir runfolder.Folder) *httptest.Server {
 	t.Helper()
-	r, err := NewRun(string(dir), games.Builtin())
+	r, err := NewRun(string(dir), games.Builtin(), loop.Summarizer(games.Builtin()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,13 +104,15 @@ func TestRunAPI(t *testing.T) {
 	if code, msg := getJSON(t, srv, "GET", "/api/run", &v); code != 200 {
 		t.Fatalf("GET /api/run: %d %s", code, msg)
 	}
-	if v.Game != "tictactoe" || len(v.Metrics) != 2 || v.Metrics[1].Generation != 2 || v.MetricsSkipped != 0 {
+	metrics := decodeAll[loop.GenerationMetrics](t, v.Metrics)
+	matches := decodeAll[arena.MatchRecord](t, v.Matches)
+	if v.Game != "tictactoe" || len(metrics) != 2 || metrics[1].Generation != 2 || v.MetricsSkipped != 0 {
 		t.Fatalf("game %q, metrics %+v", v.Game, v.Metrics)
 	}
-	if m := v.Metrics[1]; m.Games != runGames || m.Rating == nil || m.SelfPlaySeconds <= 0 || m.TrainSeconds <= 0 || m.ArenaSeconds <= 0 || m.Steps == 0 {
+	if m := metrics[1]; m.Games != runGames || m.Rating == nil || m.SelfPlaySeconds <= 0 || m.TrainSeconds <= 0 || m.ArenaSeconds <= 0 || m.Steps == 0 {
 		t.Errorf("generation 2's metrics: %+v", m)
 	}
-	if len(v.Matches) != 4 || v.MatchesTotal != 4 || v.Matches[3].Generation != 2 {
+	if len(matches) != 4 || v.MatchesTotal != 4 || matches[3].Generation != 2 {
 		t.Errorf("matches %+v", v.Matches)
 	}
 	if v.Status == nil || v.Status.Phase != loop.PhaseStopped || v.Status.Generation != 2 {
@@ -262,16 +263,16 @@ func TestRunJustStarted(t *testing.T) {
 // does not read, is an error at start-up.
 func TestNewRunRefusesNonRuns(t *testing.T) {
 	empty := t.TempDir()
-	if _, err := NewRun(empty, games.Builtin()); err == nil || !strings.Contains(err.Error(), "not a run folder") {
+	if _, err := NewRun(empty, games.Builtin(), loop.Summarizer(games.Builtin())); err == nil || !strings.Contains(err.Error(), "not a run folder") {
 		t.Errorf("empty folder: %v", err)
 	}
-	if _, err := NewRun(filepath.Join(empty, "missing"), games.Builtin()); err == nil {
+	if _, err := NewRun(filepath.Join(empty, "missing"), games.Builtin(), loop.Summarizer(games.Builtin())); err == nil {
 		t.Error("a missing folder was accepted")
 	}
 	if err := os.WriteFile(runfolder.Folder(empty).Config(), []byte("game: chess\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewRun(empty, games.Builtin()); err == nil || !strings.Contains(err.Error(), "chess") {
+	if _, err := NewRun(empty, games.Builtin(), loop.Summarizer(games.Builtin())); err == nil || !strings.Contains(err.Error(), "chess") {
 		t.Errorf("a config of an unknown game: %v", err)
 	}
 }
@@ -315,7 +316,7 @@ func nextEvent(t *testing.T, rd *bufio.Reader) (name, data string) {
 // status, and the stream ends when the server stops.
 func TestRunEvents(t *testing.T) {
 	dir := loopRun(t)
-	r, err := NewRun(string(dir), games.Builtin())
+	r, err := NewRun(string(dir), games.Builtin(), loop.Summarizer(games.Builtin()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestRunEvents(t *testing.T) {
 	if err := loop.AppendMetrics(dir.Metrics(), next); err != nil {
 		t.Fatal(err)
 	}
-	if v := readEvent(t, rd); len(v.Metrics) != 3 || v.Metrics[2].Generation != 3 {
+	if v := readEvent(t, rd); len(v.Metrics) != 3 || decodeAll[loop.GenerationMetrics](t, v.Metrics)[2].Generation != 3 {
 		t.Fatalf("after a generation was appended: %d generations", len(v.Metrics))
 	}
 	status, _ := json.Marshal(loop.Status{Generation: 4, Phase: loop.PhaseSelfPlay, Done: 3, Total: runGames})
@@ -439,7 +440,7 @@ func playAndRunServer(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewRun(string(dir), games.Builtin())
+	r, err := NewRun(string(dir), games.Builtin(), loop.Summarizer(games.Builtin()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -451,19 +452,14 @@ func playAndRunServer(t *testing.T) *httptest.Server {
 	return srv
 }
 
-func TestSearchText(t *testing.T) {
-	gumbel := selfplay.Search{PlayoutCap: mcts.PlayoutCap{Full: 32, Fast: 32, FullFraction: 1}}
-	gumbel.Mode = mcts.Gumbel
-	capped := selfplay.Search{PlayoutCap: mcts.PlayoutCap{Full: 160, Fast: 32, FullFraction: 0.25}}
-	for _, tc := range []struct {
-		s    selfplay.Search
-		want string
-	}{
-		{gumbel, "Gumbel, 32 playouts on every move"},
-		{capped, "PUCT, 160 playouts on 25% of moves, 32 on the rest"},
-	} {
-		if got := searchText(tc.s); got != tc.want {
-			t.Errorf("%q, want %q", got, tc.want)
+// decodeAll decodes the page's raw records as the loop's or the arena's.
+func decodeAll[T any](t *testing.T, raw []json.RawMessage) []T {
+	t.Helper()
+	out := make([]T, len(raw))
+	for i, r := range raw {
+		if err := json.Unmarshal(r, &out[i]); err != nil {
+			t.Fatalf("record %d: %v", i, err)
 		}
 	}
+	return out
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/gtp"
+	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/terminal"
 	"github.com/flipzero/flipzero/web"
 )
@@ -143,7 +144,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 	}
 	var run *web.Run
 	if *runDir != "" {
-		r, err := web.NewRun(*runDir, games.Builtin())
+		r, err := web.NewRun(*runDir, games.Builtin(), loop.Summarizer(games.Builtin()))
 		if err != nil {
 			return usageError{fmt.Errorf("--run: %w", err)}
 		}

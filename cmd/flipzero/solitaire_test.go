@@ -266,7 +266,7 @@ func TestLoopSolitaire(t *testing.T) {
 		t.Errorf("generation 1 against the baseline: %+v, arena score %v", matches[1], *ms[0].ArenaScore)
 	}
 	// The run's page.
-	r, err := web.NewRun(run, games.Builtin())
+	r, err := web.NewRun(run, games.Builtin(), loop.Summarizer(games.Builtin()))
 	if err != nil {
 		t.Fatal(err)
 	}
