@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/flipzero/flipzero/env"
-	"github.com/flipzero/flipzero/mcts"
 )
 
 // Backend computes networks: the search's batched inference and the
@@ -106,14 +105,13 @@ func (t *Trainer) Velocity() [][]float32 { return t.velocity }
 func (t *Trainer) Sync() error { return nil }
 
 // NewEvaluator is the search's evaluator of network f on backend, for
-// batches of up to maxBatch positions.
-func NewEvaluator(backend Backend, f *Folded, maxBatch int) (mcts.Evaluator, error) {
+// batches of up to maxBatch positions: every backend's inference behind
+// one Evaluate, which encodes the states and turns the logits into
+// priors over the legal actions.
+func NewEvaluator(backend Backend, f *Folded, maxBatch int) (*BatchEvaluator, error) {
 	inf, err := backend.NewInference(f, maxBatch)
 	if err != nil {
 		return nil, err
-	}
-	if ev, ok := inf.(*Evaluator); ok {
-		return ev, nil // the CPU's inference evaluates by itself
 	}
 	return NewBatchEvaluator(f.Game(), inf)
 }
@@ -140,6 +138,9 @@ type BatchEvaluator struct {
 	input []float32
 	legal []int
 }
+
+// Inference is the backend's inference the evaluator runs.
+func (e *BatchEvaluator) Inference() Inference { return e.inf }
 
 // Close releases the inference's device memory, if it holds any.
 func (e *BatchEvaluator) Close() error {

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/flipzero/flipzero/mcts"
 )
 
 // Multiplexed is implemented by a backend whose inference runs best on
@@ -89,7 +87,7 @@ const maxServerBatch = 4096
 // New returns one worker's evaluator, for one goroutine at a time. Close
 // it (if it is an io.Closer) when the worker is done, so that the server
 // stops waiting for it.
-func (e *Evaluators) New() (mcts.Evaluator, error) {
+func (e *Evaluators) New() (*BatchEvaluator, error) {
 	if e.server == nil {
 		return NewEvaluator(e.backend, e.f, e.batch)
 	}

@@ -86,7 +86,7 @@ func TestServerAnswersEachClientItsOwn(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer eval.(interface{ Close() error }).Close()
+			defer eval.Close()
 			priors, values := make([]float32, batch*actions), make([]float32, batch)
 			wantP, wantV := make([]float32, batch*actions), make([]float32, batch)
 			for round := 0; round < 20; round++ {
@@ -173,7 +173,7 @@ func TestServerReportsErrors(t *testing.T) {
 }
 
 // TestEvaluatorsOnTheCPU: the CPU backend gets each worker its own
-// evaluator, no server.
+// inference, no server.
 func TestEvaluatorsOnTheCPU(t *testing.T) {
 	g := othello.Othello()
 	net := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1)
@@ -186,8 +186,8 @@ func TestEvaluatorsOnTheCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.(*nn.Evaluator); !ok || evals.Batch() != 16 {
-		t.Errorf("CPU evaluator %T of batch %d, want the CPU's own of 16", e, evals.Batch())
+	if _, ok := e.Inference().(*nn.Evaluator); !ok || evals.Batch() != 16 {
+		t.Errorf("CPU inference %T of batch %d, want the CPU's own of 16", e.Inference(), evals.Batch())
 	}
 }
 
@@ -227,7 +227,7 @@ func TestEvaluatorsReload(t *testing.T) {
 			if err := e.Evaluate(states, got, gotV); err != nil {
 				t.Fatal(err)
 			}
-			e.(interface{ Close() error }).Close()
+			e.Close()
 		}
 		if d, _ := nntest.Diff(got, want); d > 1e-6 {
 			t.Errorf("reloadable %v: priors after Reload differ from the new network's by %g", reloadable, d)

@@ -175,7 +175,7 @@ func (s Settings) WorkerCount() int {
 // goroutine at a time). The games are shared out evenly before play
 // starts, so that every worker has its part to play whatever the
 // generation's size, and a worker's games depend only on its seed.
-func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings, seed uint64, newEvaluator func() (mcts.Evaluator, error), done func(GameRecord)) (Stats, error) {
+func PlayGames[E mcts.Evaluator](ctx context.Context, g env.Game, search Search, settings Settings, seed uint64, newEvaluator func() (E, error), done func(GameRecord)) (Stats, error) {
 	workers := settings.WorkerCount()
 	var evaluations atomic.Int64
 	var mu sync.Mutex
@@ -232,7 +232,7 @@ func PlayGames(ctx context.Context, g env.Game, search Search, settings Settings
 			}
 			// A worker done with its games lets go of its evaluator at
 			// once: a batching server then stops waiting for it.
-			if c, ok := eval.(interface{ Close() error }); ok {
+			if c, ok := any(eval).(interface{ Close() error }); ok {
 				c.Close()
 			}
 			errs <- err
