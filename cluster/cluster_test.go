@@ -30,6 +30,7 @@ import (
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/runfolder"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 // syncBuffer is a log several goroutines write.
@@ -292,7 +293,7 @@ func goodShard(t *testing.T, runID string, gen int) (ShardHeader, []data.Sample)
 	g := tictactoe.Game{}
 	s := data.Sample{Planes: make([]float32, 27), Legal: []int32{0, 4, 8}, Policy: []float32{0.25, 0.5, 0.25}, Weight: 1}
 	s.Planes[4] = 1
-	h := ShardHeader{Format: Format, RunID: runID, Game: g.Name(), Generation: gen, Shard: randomID(), Worker: "test", Games: 1, Moves: 5, Results: [3]int{1, 0, 0},
+	h := ShardHeader{Format: Format, RunID: runID, Game: g.Name(), Generation: gen, Shard: randomID(), Worker: "test", Tally: selfplay.Tally{Games: 1, Moves: 5, Results: [3]int{1, 0, 0}},
 		Records: []string{"b2;a1;c1;a3;a2\tblack\ttictactoe"}}
 	return h, []data.Sample{s}
 }

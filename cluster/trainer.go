@@ -23,6 +23,7 @@ import (
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/runfolder"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 // State is what the trainer tells the workers, in the state bucket.
@@ -301,7 +302,7 @@ func (t *Trainer) Collect(ctx context.Context, number, quota int, add func(loop.
 			continue // LoadReplay has reported it
 		}
 		games += r.Games
-		add(loop.RemoteGames{Stored: true, Games: r.Games, Positions: n})
+		add(loop.RemoteGames{Stored: true, Tally: selfplay.Tally{Games: r.Games}, Positions: n})
 	}
 	for games < quota {
 		if err := ctx.Err(); err != nil {
@@ -379,8 +380,7 @@ func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, ad
 	t.stats.Samples += len(samples)
 	t.stats.Games += h.Games
 	t.stats.Bytes += int64(len(msg.Data()))
-	add(loop.RemoteGames{Samples: samples, Games: h.Games, Moves: h.Moves, Results: h.Results,
-		Resigned: h.Resigned, NoResign: h.NoResign, FalseResign: h.FalseResign, Score: h.Score})
+	add(loop.RemoteGames{Samples: samples, Tally: h.Tally})
 	return h.Games
 }
 

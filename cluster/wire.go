@@ -13,6 +13,7 @@ import (
 
 	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 // A shard on the wire is
@@ -50,18 +51,8 @@ type ShardHeader struct {
 	Worker     string `json:"worker"` // who played it, for the log
 	Version    string `json:"version"`
 	Samples    int    `json:"samples"`
-	Games      int    `json:"games"`
-	Moves      int    `json:"moves"`
-	// Results counts first-player wins, second-player wins and draws.
-	Results [3]int `json:"results"`
-	// Resigned counts the games a resignation ended; NoResign those
-	// played out where one would have happened, FalseResign those of them
-	// the resigning side drew or won. Score sums a one-player game's
-	// final scores.
-	Resigned    int     `json:"resigned"`
-	NoResign    int     `json:"no_resign"`
-	FalseResign int     `json:"false_resign"`
-	Score       float64 `json:"score"`
+	// The games' counts: games, moves, results, resignations, score.
+	selfplay.Tally
 	// Records are the games, one line each as the run folder keeps them
 	// (loop.FormatGame): moves, a tab, the outcome, a tab, the game.
 	Records []string `json:"records"`

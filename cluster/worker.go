@@ -384,28 +384,12 @@ func (w *worker) publish(ctx context.Context, games []selfplay.GameRecord) error
 	}
 	h := ShardHeader{
 		Format: Format, RunID: w.state.RunID, Game: w.game.Name(), Generation: w.state.Generation,
-		Shard: randomID(), Worker: w.opts.ID, Version: w.opts.Version, Games: len(games),
+		Shard: randomID(), Worker: w.opts.ID, Version: w.opts.Version,
 	}
 	var samples []data.Sample
 	for _, r := range games {
 		samples = append(samples, r.Samples...)
-		h.Moves += r.Moves
-		switch r.Winner {
-		case 0, 1:
-			h.Results[r.Winner]++
-		default:
-			h.Results[2]++
-		}
-		if r.Resigned {
-			h.Resigned++
-		}
-		if r.WouldResign {
-			h.NoResign++
-			if r.FalseResign {
-				h.FalseResign++
-			}
-		}
-		h.Score += r.Score
+		h.Add(r)
 		h.Records = append(h.Records, loop.FormatGame(w.game, r))
 	}
 	if len(samples) == 0 {

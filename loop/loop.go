@@ -497,8 +497,7 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 	}
 	var samples []data.Sample
 	var games []string
-	_, scored := gen.game.NewState().(env.Scorer)
-	scoreSum := 0.0
+	var tally selfplay.Tally
 	start := time.Now()
 	if err := gen.evals.Reload(gen.player); err != nil {
 		return nil, nil, err
@@ -506,33 +505,13 @@ func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data
 	stats, err := selfplay.PlayGames(ctx, gen.game, gen.cfg.Search, settings, seed, gen.evals.New, func(r selfplay.GameRecord) {
 		samples = append(samples, r.Samples...)
 		games = append(games, FormatGame(gen.game, r))
-		m.Games++
-		m.Moves += r.Moves
-		scoreSum += r.Score
-		switch r.Winner {
-		case 0, 1:
-			m.Results[r.Winner]++
-		default:
-			m.Results[2]++
-		}
-		if r.Resigned {
-			m.Resigned++
-		}
-		if r.WouldResign {
-			m.NoResign++
-			if r.FalseResign {
-				m.FalseResign++
-			}
-		}
+		tally.Add(r)
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	m.Positions = len(samples)
-	if scored && m.Games > 0 {
-		mean := scoreSum / float64(m.Games)
-		m.Score = &mean
-	}
+	m.count(tally, gen.game)
 	if s := time.Since(start).Seconds(); s > 0 {
 		m.EvalsS = float64(stats.Evaluations) / s
 	}

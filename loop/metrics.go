@@ -11,8 +11,10 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/internal/atomicfile"
 	"github.com/flipzero/flipzero/runfolder"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 // GenerationMetrics is one line of a run's metrics.jsonl: what one
@@ -69,6 +71,17 @@ type GenerationMetrics struct {
 	// the arena's deals, when the arena ran: unlike Score, measured
 	// without self-play's noise and temperature.
 	ArenaScore *float64 `json:"arena_score,omitempty"`
+}
+
+// count puts the generation's games into its metrics: the counts, and
+// in a one-player game the mean score.
+func (m *GenerationMetrics) count(t selfplay.Tally, g env.Game) {
+	m.Games, m.Moves, m.Results = t.Games, t.Moves, t.Results
+	m.Resigned, m.NoResign, m.FalseResign = t.Resigned, t.NoResign, t.FalseResign
+	if _, scored := g.NewState().(env.Scorer); scored && t.Games > 0 {
+		mean := t.Score / float64(t.Games)
+		m.Score = &mean
+	}
 }
 
 // maxMetricsBytes bounds what is read of a metrics file: a line a

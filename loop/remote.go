@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/flipzero/flipzero/data"
-	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 // Remote is a source of self-play games played elsewhere: the loop
@@ -26,14 +26,8 @@ type Remote interface {
 // RemoteGames is a batch of games received from a worker.
 type RemoteGames struct {
 	Samples []data.Sample
-	Games   int
-	Moves   int
-	// Results counts first-player wins, second-player wins and draws.
-	Results [3]int
-	// Resigned, NoResign and FalseResign count resignations as the
-	// metrics do; Score sums a one-player game's final scores.
-	Resigned, NoResign, FalseResign int
-	Score                           float64
+	// The games' counts; of stored games, their number alone.
+	selfplay.Tally
 	// Stored marks games a previous run of the loop received: their
 	// samples are already in the window loaded from the run folder, and
 	// Samples is empty; Positions says how many there were.
@@ -51,32 +45,22 @@ func collectRemote(ctx context.Context, gen generation, m *GenerationMetrics) (i
 	quota := gen.cfg.SelfPlay.Games
 	bar := gen.progress.Start(quota, fmt.Sprintf("gen %d games from workers", gen.number))
 	defer bar.Close()
-	positions, scoreSum := 0, 0.0
+	positions := 0
+	var tally selfplay.Tally
 	err := gen.remote.Collect(ctx, gen.number, quota, func(b RemoteGames) {
 		if !b.Stored {
 			gen.replay.Add(b.Samples)
 			b.Positions = len(b.Samples)
 		}
 		positions += b.Positions
-		m.Games += b.Games
-		m.Moves += b.Moves
-		for i, r := range b.Results {
-			m.Results[i] += r
-		}
-		m.Resigned += b.Resigned
-		m.NoResign += b.NoResign
-		m.FalseResign += b.FalseResign
-		scoreSum += b.Score
+		tally.Merge(b.Tally)
 		bar.Add(b.Games)
-		gen.status.progress(m.Games)
+		gen.status.progress(tally.Games)
 	})
 	if err != nil {
 		return 0, err
 	}
 	m.Positions = positions
-	if _, scored := gen.game.NewState().(env.Scorer); scored && m.Games > 0 {
-		mean := scoreSum / float64(m.Games)
-		m.Score = &mean
-	}
+	m.count(tally, gen.game)
 	return positions, nil
 }

@@ -143,6 +143,59 @@ type GameRecord struct {
 	FalseResign bool
 }
 
+// Tally counts what finished games did, the same way wherever they were
+// played: the loop's metrics and a worker's shards both add games through
+// it, so that a statistic added here is added everywhere.
+type Tally struct {
+	Games int `json:"games"`
+	Moves int `json:"moves"`
+	// Results counts first-player wins, second-player wins and draws.
+	Results [3]int `json:"results"`
+	// Resigned counts the games a resignation ended; NoResign those
+	// played out where one would have happened, FalseResign those of them
+	// the resigning side drew or won.
+	Resigned    int `json:"resigned"`
+	NoResign    int `json:"no_resign"`
+	FalseResign int `json:"false_resign"`
+	// Score sums a one-player game's final scores.
+	Score float64 `json:"score"`
+}
+
+// Add counts one finished game.
+func (t *Tally) Add(r GameRecord) {
+	t.Games++
+	t.Moves += r.Moves
+	switch r.Winner {
+	case 0, 1:
+		t.Results[r.Winner]++
+	default:
+		t.Results[2]++
+	}
+	if r.Resigned {
+		t.Resigned++
+	}
+	if r.WouldResign {
+		t.NoResign++
+		if r.FalseResign {
+			t.FalseResign++
+		}
+	}
+	t.Score += r.Score
+}
+
+// Merge adds another tally's counts.
+func (t *Tally) Merge(o Tally) {
+	t.Games += o.Games
+	t.Moves += o.Moves
+	for i := range t.Results {
+		t.Results[i] += o.Results[i]
+	}
+	t.Resigned += o.Resigned
+	t.NoResign += o.NoResign
+	t.FalseResign += o.FalseResign
+	t.Score += o.Score
+}
+
 // Stats counts what a batch of self-play did.
 type Stats struct {
 	Evaluations int64 // positions the evaluators scored
