@@ -9,6 +9,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/env/yinsh"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/nntest"
 )
 
 // sgemmPathHost runs the SGEMM path's steps on the CPU with the same
@@ -78,10 +79,10 @@ func TestSGEMMPathLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		perturb(net, 6)
+		nntest.Perturb(net, 6)
 		folded := net.Fold()
 		const n = 3
-		input := encode(env.RandomPositions(g, n, 2, false))
+		input := nntest.Encode(env.RandomPositions(g, n, 2, false))
 		ev, err := folded.NewEvaluator(n)
 		if err != nil {
 			t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,42 +32,6 @@ func openGPU(t *testing.T) *Device {
 	return d
 }
 
-// perturb gives a fresh network's batch norms and biases random values,
-// as training would, so that folding and every bias is exercised (a new
-// network's are zero or one).
-func perturb(net *nn.Network, seed uint64) {
-	rng := rand.New(rand.NewPCG(seed, 2))
-	for _, l := range net.Learnables() {
-		for i := range l.Data {
-			switch {
-			case strings.HasSuffix(l.Name, ".gamma"):
-				l.Data[i] = 0.5 + rng.Float32()
-			case strings.HasSuffix(l.Name, ".beta"), strings.HasSuffix(l.Name, ".b"):
-				l.Data[i] = rng.Float32() - 0.5
-			}
-		}
-	}
-	for _, s := range net.Statistics() {
-		for i := range s.Data {
-			if strings.HasSuffix(s.Name, ".var") {
-				s.Data[i] = 0.5 + rng.Float32()
-			} else {
-				s.Data[i] = 0.2 * (rng.Float32() - 0.5)
-			}
-		}
-	}
-}
-
-func encode(states []env.State) []float32 {
-	p, h, w := states[0].Game().EncodedShape()
-	size := p * h * w
-	out := make([]float32, len(states)*size)
-	for i, s := range states {
-		s.Encode(out[i*size : (i+1)*size])
-	}
-	return out
-}
-
 func maxDiff(a, b []float32) float64 {
 	d := 0.0
 	for i := range a {
@@ -90,11 +52,11 @@ func TestGPUForwardMatchesCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		perturb(net, 8)
+		nntest.Perturb(net, 8)
 		folded := net.Fold()
 		const maxBatch = 300
 		states := env.RandomPositions(g, 2*maxBatch, 5, false)
-		inputs := encode(states)
+		inputs := nntest.Encode(states)
 		size := len(inputs) / len(states)
 		cpu, err := folded.NewEvaluator(maxBatch)
 		if err != nil {
@@ -172,7 +134,7 @@ func TestGPUBench(t *testing.T) {
 			t.Fatal(err)
 		}
 		l := net.Fold().Layers()
-		inputs := encode(env.RandomPositions(g, 512, 9, false))
+		inputs := nntest.Encode(env.RandomPositions(g, 512, 9, false))
 		for _, tf32 := range []bool{false, true} {
 			d.SetTF32(tf32)
 			for _, batch := range []int{1, 64, 256, 2048} {
@@ -226,7 +188,7 @@ func TestGPUReload(t *testing.T) {
 	for _, a := range shippedArchitectures() {
 		g := a.game
 		first, second := nntest.Network(t, nntest.Case{Game: g, Config: a.cfg}, 1), nntest.Network(t, nntest.Case{Game: g, Config: a.cfg}, 2)
-		inputs := encode(env.RandomPositions(g, 300, 5, false))
+		inputs := nntest.Encode(env.RandomPositions(g, 300, 5, false))
 		size := len(inputs) / 300
 		inf, err := d.NewInference(first.Fold().Layers(), 300)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/env/yinsh"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/nntest"
 )
 
 // TestGPUProfile logs the time of a call through each path's graph at
@@ -21,7 +22,7 @@ func TestGPUProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs := encode(env.RandomPositions(g, 512, 9, false))
+		inputs := nntest.Encode(env.RandomPositions(g, 512, 9, false))
 		size := len(inputs) / 512
 		for _, only := range []path{cudnnPath, gemmPath} {
 			inf, err := d.NewInference(net.Fold().Layers(), 512)

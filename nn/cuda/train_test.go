@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -15,38 +14,6 @@ import (
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/nn/nntest"
 )
-
-// trainingBatch makes a batch of real positions with random search
-// targets over their legal actions, random outcomes and sample weights.
-func trainingBatch(g env.Game, n int, seed uint64) nn.Batch {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	states := env.RandomPositions(g, n, seed, false)
-	actions := g.ActionSpace()
-	b := nn.Batch{
-		Inputs:  encode(states),
-		Policy:  make([]float32, n*actions),
-		Legal:   make([]float32, n*actions),
-		Value:   make([]float32, n*3),
-		Weights: make([]float32, n),
-	}
-	var buf []int
-	for i, s := range states {
-		buf = s.LegalActions(buf)
-		sum := float32(0)
-		for _, a := range buf {
-			b.Legal[i*actions+a] = 1
-			v := rng.Float32()
-			b.Policy[i*actions+a] = v
-			sum += v
-		}
-		for _, a := range buf {
-			b.Policy[i*actions+a] /= sum
-		}
-		b.Value[i*3+rng.IntN(3)] = 1
-		b.Weights[i] = 0.5 + rng.Float32()
-	}
-	return b
-}
 
 // archConfigs are the architecture options on each game that has what
 // they need: the plain network, global pooling, the convolutional policy
@@ -190,8 +157,8 @@ func trainMatchesGorgonia(t *testing.T, d *Device, g env.Game, cfg nn.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	perturb(cpuNet, 9)
-	perturb(gpuNet, 9)
+	nntest.Perturb(cpuNet, 9)
+	nntest.Perturb(gpuNet, 9)
 	tc := nn.DefaultTrainConfig()
 	cpu, err := nn.NewTrainer(cpuNet, tc)
 	if err != nil {
@@ -295,7 +262,7 @@ func TestGPUTrainBench(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := trainingBatch(g, 1024, 5)
+		b := nntest.Batch(g, 1024, 5)
 		for _, tf32 := range []bool{false, true} {
 			d.SetTF32(tf32)
 			rate, err := BenchTrain(d, net, b, *benchTime)
@@ -318,7 +285,7 @@ func TestGPUTrainBench(t *testing.T) {
 
 func TestCheckBatch(t *testing.T) {
 	g := othello.Othello()
-	b := trainingBatch(g, 300, 3)
+	b := nntest.Batch(g, 300, 3)
 	if err := checkBatch(b, 300, g.ActionSpace(), 64); err != nil {
 		t.Fatalf("good batch: %v", err)
 	}
@@ -337,7 +304,7 @@ func TestCheckBatch(t *testing.T) {
 			}
 		}, "samples 0 and on: sample 7: policy target 0.5 on illegal action"},
 	} {
-		bad := trainingBatch(g, 300, 3)
+		bad := nntest.Batch(g, 300, 3)
 		tc.spoil(&bad)
 		err := checkBatch(bad, 300, g.ActionSpace(), 64)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -359,7 +326,7 @@ func TestGPUTrainProfile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := trainingBatch(g, 1024, 5)
+		b := nntest.Batch(g, 1024, 5)
 		if _, err := tr.Step(b); err != nil {
 			t.Fatal(err)
 		}

@@ -110,14 +110,21 @@ func Run(t *testing.T, b nn.Backend, o Options) {
 }
 
 // Network is a network of the case with random weights, batch norms and
-// biases, as training would leave them, so that folding and every bias
-// matter.
+// biases, as training would leave them (Perturb).
 func Network(t testing.TB, c Case, seed uint64) *nn.Network {
 	t.Helper()
 	net, err := nn.New(c.Game, c.Config, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
+	Perturb(net, seed)
+	return net
+}
+
+// Perturb gives a network's batch norms, biases and running statistics
+// random values, as training would, so that folding and every bias are
+// exercised (a new network's are zero or one).
+func Perturb(net *nn.Network, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for _, l := range net.Learnables() {
 		for i := range l.Data {
@@ -138,7 +145,6 @@ func Network(t testing.TB, c Case, seed uint64) *nn.Network {
 			}
 		}
 	}
-	return net
 }
 
 // Encode encodes states one after another.
