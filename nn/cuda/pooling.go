@@ -28,13 +28,7 @@ func rowsLayout(channels, cells int) layout {
 // the board, through the dense layer, added to every cell.
 func (inf *Inference) gpool(l *devDense, x uintptr, count int, lay layout) error {
 	d, c := inf.d, l.out
-	if err := inf.launch(d.pool, uint32(count*c), x, inf.pooled, uintptr(0), uint32(count*c), uint32(c), uint32(inf.cells), lay.sN, lay.sC, lay.sP); err != nil {
-		return fmt.Errorf("global pooling: %w", err)
-	}
-	if err := inf.sgemm(l.w, denseGemm(2*c, c, count, 2*c, 0), inf.pooled, inf.gbias); err != nil {
-		return err
-	}
-	if err := inf.biasAct(inf.gbias, l.b, 0, count*c, c, false); err != nil {
+	if err := inf.poolDense(l, x, count, c, lay, inf.gbias); err != nil {
 		return err
 	}
 	total := uint32(count * c * inf.cells)
@@ -42,6 +36,20 @@ func (inf *Inference) gpool(l *devDense, x uintptr, count int, lay layout) error
 		return fmt.Errorf("global pooling bias: %w", err)
 	}
 	return nil
+}
+
+// poolDense is y = pool(x)·W + b for count positions: the mean and the
+// maximum over the cells of the first c channels of x, laid out as lay
+// says, through dense layer l. Global pooling and the convolutional
+// policy head's global logits are both this.
+func (inf *Inference) poolDense(l *devDense, x uintptr, count, c int, lay layout, y uintptr) error {
+	if err := inf.launch(inf.d.pool, uint32(count*c), x, inf.pooled, uintptr(0), uint32(count*c), uint32(c), uint32(inf.cells), lay.sN, lay.sC, lay.sP); err != nil {
+		return fmt.Errorf("pooling %d channels: %w", c, err)
+	}
+	if err := inf.sgemm(l.w, denseGemm(2*c, l.out, count, 2*c, 0), inf.pooled, y); err != nil {
+		return err
+	}
+	return inf.biasAct(y, l.b, 0, count*l.out, l.out, false)
 }
 
 // convPolicy computes the convolutional policy head's logits of count
@@ -79,13 +87,7 @@ func (inf *Inference) convPolicy(count int, heads layout, nchw bool) error {
 	global, globals := uintptr(0), 0
 	if g := inf.policyGlobal; g != nil {
 		global, globals = inf.pGlob, g.out
-		if err := inf.launch(d.pool, uint32(count*pf), inf.headOut, inf.pooled, uintptr(0), uint32(count*pf), uint32(pf), uint32(cells), heads.sN, heads.sC, heads.sP); err != nil {
-			return fmt.Errorf("policy pooling: %w", err)
-		}
-		if err := inf.sgemm(g.w, denseGemm(2*pf, g.out, count, 2*pf, 0), inf.pooled, inf.pGlob); err != nil {
-			return err
-		}
-		if err := inf.biasAct(inf.pGlob, g.b, 0, count*g.out, g.out, false); err != nil {
+		if err := inf.poolDense(g, inf.headOut, count, pf, heads, inf.pGlob); err != nil {
 			return err
 		}
 	}

@@ -66,16 +66,40 @@ func (t *Trainer) forward(p *trainPlan) error {
 // p.biased[b.slot].
 func (t *Trainer) poolBias(p *trainPlan, b trainBlock, x uintptr) error {
 	d, n, c := t.d, p.n, b.a.Out
-	lay := nchwLayout(c, t.cells)
-	if err := d.launch(t.stream, d.pool, uint32(n*c), x, p.pooled[b.slot], p.argmax[b.slot], uint32(n*c), uint32(c), uint32(t.cells), lay.sN, lay.sC, lay.sP); err != nil {
-		return fmt.Errorf("%s pooling: %w", b.a.Name, err)
-	}
-	if err := t.denseFwd(p, b.pool, p.pooled[b.slot], p.gbias); err != nil {
+	if err := t.poolDense(p, b.pool, x, c, p.pooled[b.slot], p.argmax[b.slot], p.gbias); err != nil {
 		return err
 	}
 	total := uint32(n * c * t.cells)
-	if err := d.launch(t.stream, d.chanBias, total, x, p.gbias, p.biased[b.slot], total, uint32(c), uint32(t.cells), lay.cdiv, uint32(c)); err != nil {
+	if err := d.launch(t.stream, d.chanBias, total, x, p.gbias, p.biased[b.slot], total, uint32(c), uint32(t.cells), uint32(t.cells), uint32(c)); err != nil {
 		return fmt.Errorf("%s pooling bias: %w", b.a.Name, err)
+	}
+	return nil
+}
+
+// poolDense is y = pool(x)·W + b for the plan's positions: each of x's c
+// channels' mean and maximum over the cells (NCHW) through dense layer
+// l, the pooled values and each maximum's cell kept for poolDenseBwd.
+// Global pooling and the convolutional policy head's global logits are
+// both this.
+func (t *Trainer) poolDense(p *trainPlan, l *trainDense, x uintptr, c int, pooled, argmax, y uintptr) error {
+	d, n := t.d, p.n
+	lay := nchwLayout(c, t.cells)
+	if err := d.launch(t.stream, d.pool, uint32(n*c), x, pooled, argmax, uint32(n*c), uint32(c), uint32(t.cells), lay.sN, lay.sC, lay.sP); err != nil {
+		return fmt.Errorf("%s pooling: %w", l.Name, err)
+	}
+	return t.denseFwd(p, l, pooled, y)
+}
+
+// poolDenseBwd back-propagates dY, the gradient of poolDense's output:
+// the dense layer's gradients into t.g, and x's gradient added to dx.
+func (t *Trainer) poolDenseBwd(p *trainPlan, l *trainDense, c int, pooled, argmax, dY, dx uintptr) error {
+	d := t.d
+	if err := t.denseBwd(p, l, pooled, dY, p.dPooled, 0); err != nil {
+		return err
+	}
+	total := uint32(p.n * c * t.cells)
+	if err := d.launch(t.stream, d.poolGrad, total, p.dPooled, argmax, dx, total, uint32(c), uint32(t.cells), uint32(1)); err != nil {
+		return fmt.Errorf("%s pooling gradient: %w", l.Name, err)
 	}
 	return nil
 }
@@ -92,12 +116,7 @@ func (t *Trainer) policyForward(p *trainPlan) error {
 		return err
 	}
 	if g := t.policyGlobal; g != nil {
-		pf := t.policyConv.Out
-		lay := nchwLayout(pf, t.cells)
-		if err := d.launch(t.stream, d.pool, uint32(n*pf), pc, p.pPooled, p.pArgmax, uint32(n*pf), uint32(pf), uint32(t.cells), lay.sN, lay.sC, lay.sP); err != nil {
-			return fmt.Errorf("policy pooling: %w", err)
-		}
-		if err := t.denseFwd(p, g, p.pPooled, p.pGlob); err != nil {
+		if err := t.poolDense(p, g, pc, t.policyConv.Out, p.pPooled, p.pArgmax, p.pGlob); err != nil {
 			return err
 		}
 	}
@@ -347,18 +366,11 @@ func (t *Trainer) blockIn(p *trainPlan, i int) uintptr {
 // the bias's gradient (dX summed over the cells) through the dense
 // layer, then through the pooling to each cell.
 func (t *Trainer) poolBiasBwd(p *trainPlan, b trainBlock, dX uintptr) error {
-	d, n, c := t.d, p.n, b.a.Out
-	if err := t.gemm(false, false, n*c, 1, t.cells, dX, p.ones, p.dGbias, 0); err != nil {
+	c := b.a.Out
+	if err := t.gemm(false, false, p.n*c, 1, t.cells, dX, p.ones, p.dGbias, 0); err != nil {
 		return err
 	}
-	if err := t.denseBwd(p, b.pool, p.pooled[b.slot], p.dGbias, p.dPooled, 0); err != nil {
-		return err
-	}
-	total := uint32(n * c * t.cells)
-	if err := d.launch(t.stream, d.poolGrad, total, p.dPooled, p.argmax[b.slot], dX, total, uint32(c), uint32(t.cells), uint32(1)); err != nil {
-		return fmt.Errorf("%s pooling gradient: %w", b.a.Name, err)
-	}
-	return nil
+	return t.poolDenseBwd(p, b.pool, c, p.pooled[b.slot], p.argmax[b.slot], p.dGbias, dX)
 }
 
 // policyBackward writes into p.dPolicy the gradient of the policy
@@ -389,15 +401,7 @@ func (t *Trainer) policyBackward(p *trainPlan) error {
 	if g == nil {
 		return nil
 	}
-	pf := t.policyConv.Out
-	if err := t.denseBwd(p, g, p.pPooled, p.dGlob, p.dPooled, 0); err != nil {
-		return err
-	}
-	all := uint32(n * pf * t.cells)
-	if err := d.launch(t.stream, d.poolGrad, all, p.dPooled, p.pArgmax, p.dPolicy, all, uint32(pf), uint32(t.cells), uint32(1)); err != nil {
-		return fmt.Errorf("policy pooling gradient: %w", err)
-	}
-	return nil
+	return t.poolDenseBwd(p, g, t.policyConv.Out, p.pPooled, p.pArgmax, p.dGlob, p.dPolicy)
 }
 
 // convBNBwd back-propagates dA, the gradient of a[c] = relu(bn(conv(x))),
