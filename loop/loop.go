@@ -102,9 +102,15 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 
 	// The network that plays self-play: the newest, unless gating kept an
 	// older one.
+	// The last generation's metrics, read once: the network gating kept,
+	// the run's clock, how long its games are.
+	var last *GenerationMetrics
+	if ms, _ := ReadMetrics(run.Metrics()); len(ms) > 0 {
+		last = &ms[len(ms)-1]
+	}
 	best := gen
-	if ms, _ := ReadMetrics(run.Metrics()); cfg.Arena.Gate > 0 && len(ms) > 0 && ms[len(ms)-1].Best < gen {
-		best = ms[len(ms)-1].Best
+	if cfg.Arena.Gate > 0 && last != nil && last.Best < gen {
+		best = last.Best
 	}
 	player, err := selfPlayNetwork(run, g, trainer, average, gen, best)
 	if err != nil {
@@ -136,7 +142,10 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	runStart := time.Now()
 	// The run's clock (its metrics' run_seconds, a schedule's minutes)
 	// goes on from where the last invocation stopped.
-	runBegan := runStart.Add(-time.Duration(lastRunSeconds(run) * float64(time.Second)))
+	runBegan := runStart
+	if last != nil {
+		runBegan = runStart.Add(-time.Duration(last.RunSeconds * float64(time.Second)))
+	}
 	for done := 0; opts.MaxGenerations == 0 || done < opts.MaxGenerations; done++ {
 		if opts.MaxDuration > 0 && time.Since(runStart) >= opts.MaxDuration {
 			logf("time limit reached")
@@ -150,7 +159,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player, evals: evals,
 			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed, status: status,
 			remote: opts.Remote, playerGen: best,
-			runBegan: runBegan, movesPerGame: movesPerGame(g, run),
+			runBegan: runBegan, movesPerGame: movesPerGame(g, last),
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -189,6 +198,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		if err := AppendMetrics(run.Metrics(), m); err != nil {
 			return err
 		}
+		last = &m
 		aux := ""
 		if m.OwnershipLoss > 0 || m.ScoreLoss > 0 {
 			aux = fmt.Sprintf(" ownership %.3f score %.3f", m.OwnershipLoss, m.ScoreLoss)
@@ -220,11 +230,9 @@ func versusBaseline(m GenerationMetrics) string {
 
 // movesPerGame is what a game of the run is expected to make: the last
 // generation's mean, or the board's cells.
-func movesPerGame(g env.Game, run runfolder.Folder) int {
-	if ms, _ := ReadMetrics(run.Metrics()); len(ms) > 0 {
-		if m := ms[len(ms)-1]; m.Games > 0 && m.Moves > 0 {
-			return max(1, m.Moves/m.Games)
-		}
+func movesPerGame(g env.Game, last *GenerationMetrics) int {
+	if last != nil && last.Games > 0 && last.Moves > 0 {
+		return max(1, last.Moves/last.Games)
 	}
 	_, h, w := g.EncodedShape()
 	return h * w
@@ -358,14 +366,6 @@ func updateAverage(gen generation, steps int) error {
 		share = s
 	}
 	return gen.average.MoveToward(gen.trainer.Network(), share)
-}
-
-func lastRunSeconds(run runfolder.Folder) float64 {
-	ms, _ := ReadMetrics(run.Metrics())
-	if len(ms) == 0 {
-		return 0
-	}
-	return ms[len(ms)-1].RunSeconds
 }
 
 // selfPlayNetwork is the network that plays the next generation's games:
