@@ -226,6 +226,10 @@ func (s *Server) pipeline(inf Inference) {
 	in := make([]float32, s.maxBatch*s.size)
 	var held *request // a request that did not fit the last batch
 	batch := make([]*request, 0, 64)
+	// One timer for the pipeline's lingering, stopped between batches:
+	// since Go 1.23 a stopped timer's channel holds no stale tick.
+	timer := time.NewTimer(linger)
+	timer.Stop()
 	for {
 		first := held
 		held = nil
@@ -238,21 +242,18 @@ func (s *Server) pipeline(inf Inference) {
 		}
 		batch = append(batch[:0], first)
 		total := first.count
-		held = s.gather(&batch, &total)
+		held = s.gather(&batch, &total, timer)
 		s.run(inf, in, batch, total)
 	}
 }
 
 // gather adds queued requests to the batch until it is full, every open
-// client is accounted for, the queue closes or linger passes; it returns
-// a request taken that did not fit.
-func (s *Server) gather(batch *[]*request, total *int) *request {
-	var timer *time.Timer
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
+// client is accounted for, the queue closes or linger passes on timer,
+// stopped on entry and on return; it returns a request taken that did
+// not fit.
+func (s *Server) gather(batch *[]*request, total *int, timer *time.Timer) *request {
+	waiting := false
+	defer timer.Stop()
 	for *total < s.maxBatch {
 		var r *request
 		var ok bool
@@ -262,8 +263,9 @@ func (s *Server) gather(batch *[]*request, total *int) *request {
 			if s.outstanding.Load() >= s.clients.Load() {
 				return nil
 			}
-			if timer == nil {
-				timer = time.NewTimer(linger)
+			if !waiting {
+				timer.Reset(linger)
+				waiting = true
 			}
 			select {
 			case r, ok = <-s.requests:
