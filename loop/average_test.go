@@ -43,7 +43,7 @@ func TestLoopAveragesWeights(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Trainer == nil || c.Trainer.Network() == c.Network {
+		if c.Training == nil || c.Training.Network == c.Network {
 			t.Fatalf("generation %d: the checkpoint holds no average beside the trained weights", gen)
 		}
 		return c
@@ -53,14 +53,14 @@ func TestLoopAveragesWeights(t *testing.T) {
 	if err != nil || len(ms) != 2 || ms[0].Steps == 0 || ms[1].Steps == 0 {
 		t.Fatalf("metrics %+v, %v: want two generations that trained", ms, err)
 	}
-	if d := maxDiff(networkValues(first.Network), networkValues(first.Trainer.Network())); d != 0 {
+	if d := maxDiff(networkValues(first.Network), networkValues(first.Training.Network)); d != 0 {
 		t.Errorf("generation 1 (the first training): the average differs from the trained weights by %g", d)
 	}
 	share, err := nn.AverageShare(ms[1].Steps, halfLife)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prev, trained, got := networkValues(first.Network), networkValues(second.Trainer.Network()), networkValues(second.Network)
+	prev, trained, got := networkValues(first.Network), networkValues(second.Training.Network), networkValues(second.Network)
 	want := make([]float32, len(prev))
 	for i := range prev {
 		want[i] = prev[i] + float32(share)*(trained[i]-prev[i])

@@ -82,8 +82,8 @@ func TestExport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !c.Folded || c.Trainer != nil || c.Metadata["generation"] != tt.want["generation"] {
-			t.Errorf("generation %d: the file holds folded %v, trainer %v, metadata %v", tt.gen, c.Folded, c.Trainer != nil, c.Metadata)
+		if !c.Folded || c.Training != nil || c.Metadata["generation"] != tt.want["generation"] {
+			t.Errorf("generation %d: the file holds folded %v, trainer %v, metadata %v", tt.gen, c.Folded, c.Training != nil, c.Metadata)
 		}
 	}
 	if _, err := Export(runfolder.Folder(t.TempDir()), -1, out, nil); err == nil {

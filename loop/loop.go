@@ -302,11 +302,11 @@ func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts Loo
 			logf("skipping checkpoint: %v", err)
 			continue
 		}
-		if ckpt.Trainer == nil {
+		if ckpt.Training == nil {
 			logf("skipping checkpoint %s: it has no optimizer state", path)
 			continue
 		}
-		trained := ckpt.Trainer.Network()
+		trained := ckpt.Training.Network
 		var average *nn.Network
 		switch {
 		case averaging && trained != ckpt.Network:
@@ -314,7 +314,7 @@ func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts Loo
 		case averaging:
 			average = trained.Clone()
 		}
-		t, err := opts.Backend.NewTraining(trained, ckpt.Trainer.Config(), ckpt.Trainer.Velocity(), ckpt.Step)
+		t, err := opts.Backend.NewTraining(*ckpt.Training)
 		if err != nil {
 			return nil, nil, 0, fmt.Errorf("checkpoint %s: %w", path, err)
 		}
@@ -328,7 +328,7 @@ func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts Loo
 	if averaging {
 		average = net.Clone()
 	}
-	trainer, err := opts.Backend.NewTraining(net, cfg.Train.Optimizer(0, 0), nil, 0)
+	trainer, err := opts.Backend.NewTraining(nn.TrainingState{Network: net, Config: cfg.Train.Optimizer(0, 0)})
 	if err != nil {
 		return nil, nil, 0, err
 	}

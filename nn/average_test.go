@@ -107,8 +107,8 @@ func TestAveragedCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Trainer == nil || c.Trainer.Network() == c.Network || c.Step != tr.Steps() || c.Metadata["generation"] != "4" {
-		t.Fatalf("trainer %v (own network: %v), step %d, metadata %v", c.Trainer != nil, c.Trainer != nil && c.Trainer.Network() != c.Network, c.Step, c.Metadata)
+	if c.Training == nil || c.Training.Network == c.Network || c.Step != tr.Steps() || c.Metadata["generation"] != "4" {
+		t.Fatalf("training state %v (own network: %v), step %d, metadata %v", c.Training != nil, c.Training != nil && c.Training.Network != c.Network, c.Step, c.Metadata)
 	}
 	same := func(what string, got, want [][]float32) {
 		t.Helper()
@@ -122,9 +122,13 @@ func TestAveragedCheckpointRoundTrip(t *testing.T) {
 		}
 	}
 	same("the network (the average)", c.Network.arrays(), average.arrays())
-	same("the trained weights", c.Trainer.Network().arrays(), tr.net.arrays())
-	same("the momentum", c.Trainer.velocity, tr.velocity)
-	if _, err := c.Trainer.Step(b); err != nil {
+	same("the trained weights", c.Training.Network.arrays(), tr.net.arrays())
+	same("the momentum", c.Training.Velocity, tr.velocity)
+	resumed, err := CPU().NewTraining(*c.Training)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resumed.Step(b); err != nil {
 		t.Fatal(err)
 	}
 	same("the average after a step of the trainer", c.Network.arrays(), average.arrays())

@@ -18,9 +18,38 @@ type Backend interface {
 	// NewInference prepares batched inference of a snapshot for batches
 	// of up to maxBatch positions, for one goroutine at a time.
 	NewInference(f *Folded, maxBatch int) (Inference, error)
-	// NewTraining trains net from its current weights, resuming the
-	// optimizer from velocity (nil: at rest) and the step count steps.
-	NewTraining(net *Network, cfg TrainConfig, velocity [][]float32, steps int64) (Training, error)
+	// NewTraining trains s.Network from its current weights, resuming
+	// the optimizer from s.
+	NewTraining(s TrainingState) (Training, error)
+}
+
+// TrainingState is what training starts or resumes from, as a
+// checkpoint holds it: the weights being trained, the optimizer's
+// configuration, its momentum (parallel to Network.Learnables; nil: at
+// rest) and the steps taken. It is data, so that a checkpoint written by
+// one backend resumes on any other.
+type TrainingState struct {
+	Network  *Network
+	Config   TrainConfig
+	Velocity [][]float32
+	Steps    int64
+}
+
+// CheckVelocity says whether the momentum, where there is any, fits the
+// network's learnables array for array.
+func (s TrainingState) CheckVelocity() error {
+	if s.Velocity == nil {
+		return nil
+	}
+	if len(s.Velocity) != len(s.Network.learnables) {
+		return fmt.Errorf("training: %d momentum arrays for %d learnables", len(s.Velocity), len(s.Network.learnables))
+	}
+	for i, v := range s.Velocity {
+		if p := s.Network.learnables[i]; len(v) != len(p.data) {
+			return fmt.Errorf("training: momentum of %s holds %d values, want %d", p.name, len(v), len(p.data))
+		}
+	}
+	return nil
 }
 
 // Inference runs a network on a batch of encoded positions.
@@ -78,23 +107,18 @@ func (cpuBackend) NewInference(f *Folded, maxBatch int) (Inference, error) {
 	return f.NewEvaluator(maxBatch)
 }
 
-func (cpuBackend) NewTraining(net *Network, cfg TrainConfig, velocity [][]float32, steps int64) (Training, error) {
-	t, err := NewTrainer(net, cfg)
+func (cpuBackend) NewTraining(s TrainingState) (Training, error) {
+	if err := s.CheckVelocity(); err != nil {
+		return nil, err
+	}
+	t, err := NewTrainer(s.Network, s.Config)
 	if err != nil {
 		return nil, err
 	}
-	if velocity != nil {
-		if len(velocity) != len(t.velocity) {
-			return nil, fmt.Errorf("training: %d momentum arrays for %d learnables", len(velocity), len(t.velocity))
-		}
-		for i, v := range velocity {
-			if len(v) != len(t.velocity[i]) {
-				return nil, fmt.Errorf("training: momentum of %s holds %d values, want %d", net.learnables[i].name, len(v), len(t.velocity[i]))
-			}
-			copy(t.velocity[i], v)
-		}
+	for i, v := range s.Velocity {
+		copy(t.velocity[i], v)
 	}
-	t.steps = steps
+	t.steps = s.Steps
 	return t, nil
 }
 

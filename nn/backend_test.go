@@ -79,14 +79,14 @@ func TestCPUTrainingResumes(t *testing.T) {
 		velocity[i] = make([]float32, len(p.Data))
 		velocity[i][0] = float32(i + 1)
 	}
-	tr, err := CPU().NewTraining(net, DefaultTrainConfig(), velocity, 42)
+	tr, err := CPU().NewTraining(TrainingState{Network: net, Config: DefaultTrainConfig(), Velocity: velocity, Steps: 42})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if tr.Steps() != 42 || tr.Velocity()[3][0] != 4 || tr.Network() != net {
 		t.Errorf("resumed at step %d with velocity[3][0] = %v", tr.Steps(), tr.Velocity()[3][0])
 	}
-	if _, err := CPU().NewTraining(net, DefaultTrainConfig(), velocity[1:], 0); err == nil {
+	if _, err := CPU().NewTraining(TrainingState{Network: net, Config: DefaultTrainConfig(), Velocity: velocity[1:]}); err == nil {
 		t.Error("momentum for the wrong number of arrays accepted")
 	}
 }

@@ -78,11 +78,11 @@ type Checkpoint struct {
 	// Network is the network that plays: in a run that averages its
 	// weights, the average.
 	Network *Network
-	// Trainer resumes training with the saved optimizer state and step
-	// count; nil for a model file, which has no optimizer state. Its
-	// network is Network, or in a run that averages its weights the
-	// trained weights the average follows.
-	Trainer  *Trainer
+	// Training is the saved optimizer state and step count, which any
+	// backend's NewTraining resumes; nil for a model file, which has
+	// none. Its network is Network, or in a run that averages its
+	// weights the trained weights the average follows.
+	Training *TrainingState
 	Step     int64
 	Created  time.Time
 	Metadata map[string]string
@@ -323,22 +323,22 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 	} else {
 		arrays := n.arrays()
 		if tr != nil {
-			arrays = append(arrays, tr.velocity...)
-			if tr.net != n {
-				arrays = append(arrays, tr.net.arrays()...)
+			arrays = append(arrays, tr.Velocity...)
+			if tr.Network != n {
+				arrays = append(arrays, tr.Network.arrays()...)
 			}
 		}
 		if err := readArrays(r, arrays); err != nil {
 			return nil, err
 		}
 	}
-	return &Checkpoint{Network: n, Trainer: tr, Step: h.Step, Created: h.Created, Metadata: h.Metadata, Folded: h.Folded}, nil
+	return &Checkpoint{Network: n, Training: tr, Step: h.Step, Created: h.Created, Metadata: h.Metadata, Folded: h.Folded}, nil
 }
 
-// newNetwork builds the network (and trainer, with optimizer state) the
-// header describes. The sizes come from the game and the validated
-// architecture, which bounds every allocation.
-func (h fileHeader) newNetwork(game env.Game) (*Network, *Trainer, error) {
+// newNetwork builds the network (and the training state, with optimizer
+// state) the header describes. The sizes come from the game and the
+// validated architecture, which bounds every allocation.
+func (h fileHeader) newNetwork(game env.Game) (*Network, *TrainingState, error) {
 	if err := h.Arch.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
@@ -356,11 +356,13 @@ func (h fileHeader) newNetwork(game env.Game) (*Network, *Trainer, error) {
 	if h.Trained {
 		trained = n.Clone()
 	}
-	tr, err := NewTrainer(trained, *h.Train)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	if err := h.Train.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("%w: train config: %v", ErrCorrupt, err)
 	}
-	tr.steps = h.Step
+	tr := &TrainingState{Network: trained, Config: *h.Train, Steps: h.Step}
+	for _, p := range trained.learnables {
+		tr.Velocity = append(tr.Velocity, make([]float32, len(p.data)))
+	}
 	return n, tr, nil
 }
 

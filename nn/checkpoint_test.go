@@ -45,11 +45,11 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Step != 3 || c.Trainer == nil || c.Trainer.Steps() != 3 || c.Metadata["positions"] != "12345" || c.Created.IsZero() {
-		t.Fatalf("loaded step %d, trainer %v, metadata %v, created %v", c.Step, c.Trainer != nil, c.Metadata, c.Created)
+	if c.Step != 3 || c.Training == nil || c.Training.Steps != 3 || c.Metadata["positions"] != "12345" || c.Created.IsZero() {
+		t.Fatalf("loaded step %d, trainer %v, metadata %v, created %v", c.Step, c.Training != nil, c.Metadata, c.Created)
 	}
-	if c.Trainer.Config() != tr.Config() {
-		t.Errorf("optimizer config %+v, want %+v", c.Trainer.Config(), tr.Config())
+	if c.Training.Config != tr.Config() {
+		t.Errorf("optimizer config %+v, want %+v", c.Training.Config, tr.Config())
 	}
 	// Same outputs.
 	want, _ := tr.net.Fold().NewEvaluator(16)
@@ -64,7 +64,11 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if _, err := tr.Step(b); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Trainer.Step(b); err != nil {
+	resumed, err := CPU().NewTraining(*c.Training)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := resumed.Step(b); err != nil {
 		t.Fatal(err)
 	}
 	for i, p := range tr.net.learnables {
@@ -82,8 +86,8 @@ func TestCheckpointRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Trainer != nil || m.Step != 4 {
-		t.Errorf("model file: trainer %v, step %d", m.Trainer != nil, m.Step)
+	if m.Training != nil || m.Step != 4 {
+		t.Errorf("model file: trainer %v, step %d", m.Training != nil, m.Step)
 	}
 	if _, err := LoadCheckpointAs(model, tictactoe.Game{}, tinyConfig); err != nil {
 		t.Errorf("LoadCheckpointAs with the right architecture: %v", err)

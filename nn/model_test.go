@@ -30,8 +30,8 @@ func TestFoldedModelRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !ck.Folded || ck.Trainer != nil || ck.Step != 3 || ck.Metadata["samples_total"] != "999" {
-		t.Fatalf("loaded folded %v, trainer %v, step %d, metadata %v", ck.Folded, ck.Trainer != nil, ck.Step, ck.Metadata)
+	if !ck.Folded || ck.Training != nil || ck.Step != 3 || ck.Metadata["samples_total"] != "999" {
+		t.Fatalf("loaded folded %v, trainer %v, step %d, metadata %v", ck.Folded, ck.Training != nil, ck.Step, ck.Metadata)
 	}
 	want, _ := tr.net.Fold().NewEvaluator(16)
 	got, _ := ck.Network.Fold().NewEvaluator(16)

@@ -66,12 +66,15 @@ func (g GPU) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
 func (g GPU) Pipelines() int { return 2 }
 
 // NewTraining uploads the network and the optimizer's momentum.
-func (g GPU) NewTraining(net *nn.Network, cfg nn.TrainConfig, velocity [][]float32, steps int64) (nn.Training, error) {
-	t, err := g.D.NewTrainer(net, cfg, velocity)
+func (g GPU) NewTraining(s nn.TrainingState) (nn.Training, error) {
+	if err := s.CheckVelocity(); err != nil {
+		return nil, err
+	}
+	t, err := g.D.NewTrainer(s.Network, s.Config, s.Velocity)
 	if err != nil {
 		return nil, err
 	}
-	t.Resume(steps)
+	t.Resume(s.Steps)
 	return t, nil
 }
 

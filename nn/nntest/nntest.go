@@ -260,7 +260,7 @@ func Training(t testing.TB, b nn.Backend, c Case, o Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := b.NewTraining(net, cfg, nil, 0)
+	tr, err := b.NewTraining(nn.TrainingState{Network: net, Config: cfg})
 	if err != nil {
 		t.Fatalf("%s: %v", b.Name(), err)
 	}
@@ -331,7 +331,7 @@ func Resume(t testing.TB, b nn.Backend, c Case, o Options) {
 	batches := []nn.Batch{Batch(c.Game, 8, 20), Batch(c.Game, 8, 21)}
 	// Two steps on the CPU alone.
 	cpuNet := Network(t, c, 6)
-	cpu, err := nn.CPU().NewTraining(cpuNet, cfg, nil, 0)
+	cpu, err := nn.CPU().NewTraining(nn.TrainingState{Network: cpuNet, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func Resume(t testing.TB, b nn.Backend, c Case, o Options) {
 		first, second nn.Backend
 	}{{b.Name() + " then cpu", b, nn.CPU()}, {"cpu then " + b.Name(), nn.CPU(), b}} {
 		net := Network(t, c, 6)
-		first, err := order.first.NewTraining(net, cfg, nil, 0)
+		first, err := order.first.NewTraining(nn.TrainingState{Network: net, Config: cfg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,10 +364,10 @@ func Resume(t testing.TB, b nn.Backend, c Case, o Options) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ck.Trainer == nil || ck.Step != 1 {
+		if ck.Training == nil || ck.Step != 1 {
 			t.Fatalf("%s: checkpoint without optimizer state, or at step %d", order.name, ck.Step)
 		}
-		second, err := order.second.NewTraining(ck.Trainer.Network(), ck.Trainer.Config(), ck.Trainer.Velocity(), ck.Step)
+		second, err := order.second.NewTraining(*ck.Training)
 		if err != nil {
 			t.Fatal(err)
 		}

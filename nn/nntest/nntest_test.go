@@ -66,11 +66,11 @@ func (s skewed) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
 	return skewedInference{inf}, nil
 }
 
-func (s skewed) NewTraining(net *nn.Network, cfg nn.TrainConfig, v [][]float32, steps int64) (nn.Training, error) {
+func (s skewed) NewTraining(st nn.TrainingState) (nn.Training, error) {
 	if s.rate {
-		cfg.LearningRate *= 1.5
+		st.Config.LearningRate *= 1.5
 	}
-	return s.Backend.NewTraining(net, cfg, v, steps)
+	return s.Backend.NewTraining(st)
 }
 
 // TestSuiteCatchesWrongBackends: the CPU backend passes, and each
