@@ -2,6 +2,7 @@ package arena
 
 import (
 	"context"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/player"
 	"os"
 	"path/filepath"
@@ -40,7 +41,7 @@ func (b batchCounter) Evaluate(states []env.State, priors, values []float32) err
 
 func TestNetworkPlayer(t *testing.T) {
 	g := game(t, "tictactoe")
-	p, err := player.LoadNetworkPlayer(nil, saveModel(t, g), g, 32)
+	p, err := player.LoadNetworkPlayer(cpu.Backend(), saveModel(t, g), g, 32)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestNetworkPlayer(t *testing.T) {
 
 func TestLoadNetworkPlayerErrors(t *testing.T) {
 	ttt := saveModel(t, game(t, "tictactoe"))
-	if _, err := player.LoadNetworkPlayer(nil, ttt, game(t, "othello"), 10); err == nil || !strings.Contains(err.Error(), ttt) {
+	if _, err := player.LoadNetworkPlayer(cpu.Backend(), ttt, game(t, "othello"), 10); err == nil || !strings.Contains(err.Error(), ttt) {
 		t.Errorf("a tic-tac-toe model loaded for othello: error %v", err)
 	}
 	raw, err := os.ReadFile(ttt)
@@ -77,7 +78,7 @@ func TestLoadNetworkPlayerErrors(t *testing.T) {
 	if err := os.WriteFile(corrupt, raw, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := player.LoadNetworkPlayer(nil, corrupt, game(t, "tictactoe"), 10); err == nil || !strings.Contains(err.Error(), corrupt) {
+	if _, err := player.LoadNetworkPlayer(cpu.Backend(), corrupt, game(t, "tictactoe"), 10); err == nil || !strings.Contains(err.Error(), corrupt) {
 		t.Errorf("a corrupt model: error %v", err)
 	}
 }

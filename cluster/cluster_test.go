@@ -29,6 +29,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 	"github.com/flipzero/flipzero/selfplay"
 )
@@ -222,7 +223,7 @@ func TestTrainerAndWorkers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := RunWorker(wctx, connect(t, url, auth), WorkerOptions{
+			err := RunWorker(wctx, connect(t, url, auth), WorkerOptions{Backend: cpu.Backend(),
 				Name: NameOf(string(run)), Games: games.Builtin(), Workers: 1, ID: fmt.Sprint("w", i), Seed: uint64(i), Log: &log,
 				OnShard: func(id string, games, samples int) {
 					mu.Lock()
@@ -240,7 +241,7 @@ func TestTrainerAndWorkers(t *testing.T) {
 			}
 		}()
 	}
-	err = loop.Loop(ctx, loop.LoopOptions{RunDir: string(run), MaxGenerations: 2, Remote: trainer, Seed: 1, Log: &log})
+	err = loop.Loop(ctx, loop.LoopOptions{Backend: cpu.Backend(), RunDir: string(run), MaxGenerations: 2, Remote: trainer, Seed: 1, Log: &log})
 	stopWorkers()
 	wg.Wait()
 	if err != nil {
@@ -590,7 +591,7 @@ func TestServerRestart(t *testing.T) {
 	wctx, stopWorker := context.WithCancel(ctx)
 	workerDone := make(chan error, 1)
 	go func() {
-		workerDone <- RunWorker(wctx, connect(t, url, Auth{}), WorkerOptions{
+		workerDone <- RunWorker(wctx, connect(t, url, Auth{}), WorkerOptions{Backend: cpu.Backend(),
 			Name: NameOf(string(run)), Games: games.Builtin(), Workers: 1, ID: "w", Log: &log,
 			OnShard: func(id string, _, _ int) { mu.Lock(); sent[id] = true; mu.Unlock() },
 		})
@@ -610,7 +611,7 @@ func TestServerRestart(t *testing.T) {
 		debianServer(t, port, store)
 		log.Write([]byte("-- server started\n"))
 	}()
-	err = loop.Loop(ctx, loop.LoopOptions{RunDir: string(run), MaxGenerations: 3, Remote: trainer, Seed: 1, Log: &log})
+	err = loop.Loop(ctx, loop.LoopOptions{Backend: cpu.Backend(), RunDir: string(run), MaxGenerations: 3, Remote: trainer, Seed: 1, Log: &log})
 	<-restarted
 	stopWorker()
 	if werr := <-workerDone; werr != nil && wctx.Err() == nil {
@@ -740,7 +741,7 @@ func TestWorkerRefusesAnotherVersion(t *testing.T) {
 	if _, err := kv.Put(ctx, stateKey, []byte(`{"format":99,"version":"flipzero v9","game":"tictactoe","generation":3}`)); err != nil {
 		t.Fatal(err)
 	}
-	err = RunWorker(ctx, nc, WorkerOptions{Name: "other", Games: games.Builtin(), Version: "flipzero v1"})
+	err = RunWorker(ctx, nc, WorkerOptions{Backend: cpu.Backend(), Name: "other", Games: games.Builtin(), Version: "flipzero v1"})
 	if !errors.Is(err, ErrIncompatible) || !strings.Contains(err.Error(), "format 99") || !strings.Contains(err.Error(), "same version") {
 		t.Errorf("worker of another version: %v", err)
 	}

@@ -29,6 +29,7 @@ type WorkerOptions struct {
 	// Workers is how many self-play workers (goroutines, each with its
 	// own evaluator) play (0: one per core).
 	Workers int
+	// Backend computes the network; nn/device.Open chooses it by name.
 	Backend nn.Backend
 	// ID names this worker in the trainer's log (default host-pid).
 	ID      string
@@ -56,7 +57,7 @@ func RunWorker(ctx context.Context, nc *nats.Conn, opts WorkerOptions) error {
 		return err
 	}
 	if opts.Backend == nil {
-		opts.Backend = nn.CPU()
+		return errors.New("worker: no compute backend given (nn/device.Open chooses one by name)")
 	}
 	if opts.ID == "" {
 		host, _ := os.Hostname()

@@ -51,7 +51,8 @@ type EngineOptions struct {
 	// Search is the search's settings; the zero value means
 	// mcts.PlayConfig: no root noise, the solver on.
 	Search mcts.Config
-	// Backend computes a model's network (nil: the CPU).
+	// Backend computes a model's network; nn/device.Open chooses it by
+	// name.
 	Backend nn.Backend
 	// Seed fixes the deals of a game with chance events: the engine's
 	// games answer their chance nodes from env.NewDeal, game k from a
@@ -111,11 +112,10 @@ func NewModelEngine(path string, reg Games, opts EngineOptions) (*Engine, error)
 	if search == (mcts.Config{}) {
 		search = mcts.PlayConfig()
 	}
-	backend := opts.Backend
-	if backend == nil {
-		backend = nn.CPU()
+	if opts.Backend == nil {
+		return nil, errors.New("engine: no compute backend given (nn/device.Open chooses one by name)")
 	}
-	eval, err := nn.NewEvaluator(backend, c.Network.Fold(), search.LeavesPerTree)
+	eval, err := nn.NewEvaluator(opts.Backend, c.Network.Fold(), search.LeavesPerTree)
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

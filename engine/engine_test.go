@@ -14,6 +14,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 )
 
 func rolloutEngine(t *testing.T, opts EngineOptions) *Engine {
@@ -138,7 +139,7 @@ func TestLoadModel(t *testing.T) {
 		if lg.Name() != g.Name() || c.Step != 5 {
 			t.Errorf("%s: loaded game %s step %d", g.Name(), lg.Name(), c.Step)
 		}
-		e, err := NewModelEngine(path, nil, EngineOptions{Playouts: 8})
+		e, err := NewModelEngine(path, nil, EngineOptions{Backend: cpu.Backend(), Playouts: 8})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +165,7 @@ func BenchmarkEngineGenMove(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eval, err := net.Fold().NewEvaluator(mcts.DefaultConfig().LeavesPerTree)
+	eval, err := nn.NewEvaluator(cpu.Backend(), net.Fold(), mcts.DefaultConfig().LeavesPerTree)
 	if err != nil {
 		b.Fatal(err)
 	}

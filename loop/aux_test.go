@@ -9,6 +9,7 @@ import (
 
 	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -30,7 +31,7 @@ func TestLoopTrainsAuxiliaryHeads(t *testing.T) {
 	}
 	run := filepath.Join(dir, "run")
 	for gen := 0; gen < 2; gen++ {
-		if err := Loop(context.Background(), LoopOptions{ConfigPath: config, RunDir: run, MaxGenerations: 1, Seed: 3}); err != nil {
+		if err := Loop(context.Background(), LoopOptions{Backend: cpu.Backend(), ConfigPath: config, RunDir: run, MaxGenerations: 1, Seed: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -33,7 +34,7 @@ func TestLoopAveragesWeights(t *testing.T) {
 	config := writeTinyConfig(t, fmt.Sprintf("average_half_life: %d", halfLife))
 	run := filepath.Join(t.TempDir(), "run")
 	for gen := 0; gen < 2; gen++ {
-		if err := Loop(context.Background(), LoopOptions{ConfigPath: config, RunDir: run, MaxGenerations: 1, Seed: 5}); err != nil {
+		if err := Loop(context.Background(), LoopOptions{Backend: cpu.Backend(), ConfigPath: config, RunDir: run, MaxGenerations: 1, Seed: 5}); err != nil {
 			t.Fatal(err)
 		}
 	}

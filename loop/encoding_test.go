@@ -9,6 +9,7 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -30,7 +31,7 @@ func TestResumeRefusesAnOlderEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	trainer, err := nn.NewTrainer(net, nn.DefaultTrainConfig())
+	trainer, err := cpu.NewTrainer(net, nn.DefaultTrainConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +47,7 @@ func TestResumeRefusesAnOlderEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err = loadNewestCheckpoint(run, othello.Reversi(), cfg, LoopOptions{Backend: nn.CPU(), Seed: 1}, t.Logf)
+	_, _, _, err = loadNewestCheckpoint(run, othello.Reversi(), cfg, LoopOptions{Backend: cpu.Backend(), Seed: 1}, t.Logf)
 	if !errors.Is(err, nn.ErrWrongEncoding) {
 		t.Fatalf("resuming: error %v, want %v", err, nn.ErrWrongEncoding)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -33,7 +34,7 @@ func TestExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := nn.NewTrainer(net, nn.DefaultTrainConfig())
+	tr, err := cpu.NewTrainer(net, nn.DefaultTrainConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ type LoopOptions struct {
 	RunDir     string
 	// Games resolves the config's game (nil: the built-in games).
 	Games Games
-	// Backend computes the network (nil: the CPU).
+	// Backend computes the network; nn/device.Open chooses it by name.
 	Backend nn.Backend
 	// MaxGenerations and MaxDuration stop the run after this many new
 	// generations or this much time (0: no limit).
@@ -59,10 +59,11 @@ func (o *LoopOptions) defaults() {
 	if o.Games == nil {
 		o.Games = games.Builtin()
 	}
-	if o.Backend == nil {
-		o.Backend = nn.CPU()
-	}
 }
+
+// errNoBackend is a caller's mistake: every place that computes a
+// network is told which backend computes it.
+var errNoBackend = errors.New("no compute backend given (nn/device.Open chooses one by name)")
 
 // Loop runs the training loop: generations of self-play, training and a
 // checkpoint, until a limit is reached or ctx is cancelled. Everything it
@@ -75,6 +76,9 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		}
 	}
 	opts.defaults()
+	if opts.Backend == nil {
+		return fmt.Errorf("loop: %w", errNoBackend)
+	}
 	run := runfolder.Folder(opts.RunDir)
 	cfg, err := prepareRun(run, opts)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -26,7 +27,7 @@ import (
 func lossesAgainstSolver(t *testing.T, net *nn.Network, playouts, games int, seed uint64) (losses, draws int) {
 	t.Helper()
 	solver := tictactoe.NewSolver()
-	eval, err := net.Fold().NewEvaluator(8)
+	eval, err := nn.NewEvaluator(cpu.Backend(), net.Fold(), 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestLoopLearnsTicTacToe(t *testing.T) {
 	start := time.Now()
 	var log strings.Builder
 	for gen := 1; time.Since(start) < budget; gen++ {
-		err := Loop(context.Background(), LoopOptions{
+		err := Loop(context.Background(), LoopOptions{Backend: cpu.Backend(),
 			ConfigPath: "../configs/tictactoe.yaml", RunDir: run, MaxGenerations: 1, Seed: 7, Log: &log,
 		})
 		if err != nil {
@@ -109,7 +110,7 @@ func TestLoopResumesAndSkipsDamage(t *testing.T) {
 	run := t.TempDir()
 	cfg := writeTinyConfig(t)
 	var log strings.Builder
-	opts := LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 3, Log: &log}
+	opts := LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 3, Log: &log}
 	if err := Loop(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func TestLoopMeasuresEachGeneration(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := Loop(context.Background(), LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 1}); err != nil {
+	if err := Loop(context.Background(), LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	records, _, err := arena.ReadMatches(runfolder.Folder(run).Matches())
@@ -228,7 +229,7 @@ func TestResumedGenerationSaysItReused(t *testing.T) {
 	run := t.TempDir()
 	cfg := writeTinyConfig(t)
 	var log strings.Builder
-	opts := LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 3, Log: &log}
+	opts := LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 3, Log: &log}
 	if err := Loop(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestResumedGenerationSaysItReused(t *testing.T) {
 func TestConfigOfAnExistingRun(t *testing.T) {
 	run := t.TempDir()
 	cfg := writeTinyConfig(t)
-	opts := LoopOptions{ConfigPath: cfg, RunDir: run, MaxGenerations: 1, Seed: 3}
+	opts := LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: run, MaxGenerations: 1, Seed: 3}
 	if err := Loop(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -29,7 +30,7 @@ func TestLoopKeepsGamesStatusAndPhaseTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if err := Loop(context.Background(), LoopOptions{ConfigPath: cfg, RunDir: string(run), MaxGenerations: 2, Seed: 5}); err != nil {
+	if err := Loop(context.Background(), LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: string(run), MaxGenerations: 2, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
 	gens, err := run.RecordedGenerations()

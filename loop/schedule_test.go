@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -31,7 +32,7 @@ func TestLoopScheduleInMinutesCountsTheWholeRun(t *testing.T) {
 	folder := runfolder.Folder(run)
 	generation := func() {
 		t.Helper()
-		if err := Loop(context.Background(), LoopOptions{ConfigPath: config, RunDir: run, MaxGenerations: 1, Seed: 3}); err != nil {
+		if err := Loop(context.Background(), LoopOptions{Backend: cpu.Backend(), ConfigPath: config, RunDir: run, MaxGenerations: 1, Seed: 3}); err != nil {
 			t.Fatal(err)
 		}
 	}

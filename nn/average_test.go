@@ -93,7 +93,7 @@ func TestAverageShare(t *testing.T) {
 // network that plays, the trained weights and momentum as the trainer's,
 // in a version 3 file; a checkpoint without an average stays version 2.
 func TestAveragedCheckpointRoundTrip(t *testing.T) {
-	tr, b := trainedTicTacToe(t)
+	tr := trainedTicTacToe(t)
 	average, err := New(tictactoe.Game{}, tinyConfig, 9)
 	if err != nil {
 		t.Fatal(err)
@@ -122,16 +122,8 @@ func TestAveragedCheckpointRoundTrip(t *testing.T) {
 		}
 	}
 	same("the network (the average)", c.Network.arrays(), average.arrays())
-	same("the trained weights", c.Training.Network.arrays(), tr.net.arrays())
-	same("the momentum", c.Training.Velocity, tr.velocity)
-	resumed, err := CPU().NewTraining(*c.Training)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := resumed.Step(b); err != nil {
-		t.Fatal(err)
-	}
-	same("the average after a step of the trainer", c.Network.arrays(), average.arrays())
+	same("the trained weights", c.Training.Network.arrays(), tr.s.Network.arrays())
+	same("the momentum", c.Training.Velocity, tr.s.Velocity)
 
 	info, err := ReadInfo(path)
 	if err != nil || info.Version != 3 || !info.Averaged || !info.Optimizer {

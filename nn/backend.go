@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/flipzero/flipzero/env"
 )
@@ -86,48 +87,6 @@ type Training interface {
 	Sync() error
 }
 
-// CPU is the backend that computes on the CPU: Gorgonia trains, and the
-// Evaluator infers (direct AVX-512 convolutions, or im2row + SGEMM).
-func CPU() Backend { return cpuBackend{} }
-
-type cpuBackend struct{}
-
-func (cpuBackend) Name() string { return "cpu (" + ConvInfo() + "; " + BLASInfo() + ")" }
-
-// Summary names the backend in a few words, for the line every command
-// starts with: the CPU and the kernels its convolutions run on.
-func (cpuBackend) Summary() string {
-	if arch, ok := directDefault(); ok {
-		return "cpu (" + arch.name + ")"
-	}
-	return "cpu"
-}
-
-func (cpuBackend) NewInference(f *Folded, maxBatch int) (Inference, error) {
-	return f.NewEvaluator(maxBatch)
-}
-
-func (cpuBackend) NewTraining(s TrainingState) (Training, error) {
-	if err := s.CheckVelocity(); err != nil {
-		return nil, err
-	}
-	t, err := NewTrainer(s.Network, s.Config)
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range s.Velocity {
-		copy(t.velocity[i], v)
-	}
-	t.steps = s.Steps
-	return t, nil
-}
-
-// Velocity is the momentum buffer, parallel to Network().Learnables().
-func (t *Trainer) Velocity() [][]float32 { return t.velocity }
-
-// Sync does nothing: the Gorgonia trainer works on the network's own arrays.
-func (t *Trainer) Sync() error { return nil }
-
 // NewEvaluator is the search's evaluator of network f on backend, for
 // batches of up to maxBatch positions: every backend's inference behind
 // one Evaluate, which encodes the states and turns the logits into
@@ -202,4 +161,28 @@ func (e *BatchEvaluator) Evaluate(states []env.State, priors, values []float32) 
 		}
 	}
 	return nil
+}
+
+// legalSoftmax writes the softmax of s's legal actions' logits into dst
+// and zero elsewhere, listing the legal actions in legal (returned).
+func legalSoftmax(s env.State, logits, dst []float32, legal []int) []int {
+	clear(dst)
+	legal = s.LegalActions(legal)
+	if len(legal) == 0 {
+		return legal
+	}
+	m := float32(math.Inf(-1))
+	for _, a := range legal {
+		m = max(m, logits[a])
+	}
+	var sum float32
+	for _, a := range legal {
+		p := float32(math.Exp(float64(logits[a] - m)))
+		dst[a] = p
+		sum += p
+	}
+	for _, a := range legal {
+		dst[a] /= sum
+	}
+	return legal
 }

@@ -5,88 +5,81 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/env/envtest"
-	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/env/tictactoe"
 )
 
-// forwardOnly hides the CPU evaluator's own Evaluate, so that the batch
-// evaluator is what turns its outputs into priors: the path a GPU
-// backend's inference takes.
-type forwardOnly struct{ inf Inference }
-
-func (f forwardOnly) MaxBatch() int { return f.inf.MaxBatch() }
-func (f forwardOnly) Forward(in []float32, n int) ([]float32, []float32, error) {
-	return f.inf.Forward(in, n)
+// scripted is an inference whose outputs are a known function of its
+// inputs: logit a of a position is its encoding's value a mod size times
+// a+1, and its win/draw/loss (0.5+x, 0.2, 0.3−x) with x its first value
+// over 10.
+type scripted struct {
+	actions, size, maxBatch int
+	logits, wdl             []float32
+	batches                 []int
 }
 
-// TestBatchEvaluatorMatchesTheCPU: priors and values through any
-// backend's Forward are those of the CPU evaluator.
-func TestBatchEvaluatorMatchesTheCPU(t *testing.T) {
-	g := othello.Othello()
-	net, err := New(g, Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}, 5)
+func (s *scripted) MaxBatch() int { return s.maxBatch }
+
+func (s *scripted) Forward(in []float32, n int) ([]float32, []float32, error) {
+	s.batches = append(s.batches, n)
+	for i := 0; i < n; i++ {
+		pos := in[i*s.size : (i+1)*s.size]
+		for a := 0; a < s.actions; a++ {
+			s.logits[i*s.actions+a] = pos[a%s.size] * float32(a+1)
+		}
+		x := pos[0] / 10
+		s.wdl[3*i], s.wdl[3*i+1], s.wdl[3*i+2] = 0.5+x, 0.2, 0.3-x
+	}
+	return s.logits[:n*s.actions], s.wdl[:3*n], nil
+}
+
+// TestBatchEvaluator: every backend's Evaluate encodes the states, runs
+// them in batches of at most MaxBatch, and turns the logits into priors
+// over the legal actions alone and the win/draw/loss into P(win) −
+// P(loss), allocating nothing.
+func TestBatchEvaluator(t *testing.T) {
+	g := tictactoe.Game{}
+	planes, h, w := g.EncodedShape()
+	A, size := g.ActionSpace(), planes*h*w
+	inf := &scripted{actions: A, size: size, maxBatch: 8, logits: make([]float32, 8*A), wdl: make([]float32, 24)}
+	ev, err := NewBatchEvaluator(g, inf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	perturbBatchNorm(net, 2)
 	states := envtest.RandomPositions(g, 37, 3)
-	A := g.ActionSpace()
-	want := make([]float32, len(states)*A)
-	wantV := make([]float32, len(states))
-	cpu, err := CPU().NewInference(net.Fold(), 8)
-	if err != nil {
+	priors, values := make([]float32, len(states)*A), make([]float32, len(states))
+	if err := ev.Evaluate(states, priors, values); err != nil {
 		t.Fatal(err)
 	}
-	if err := cpu.(*Evaluator).Evaluate(states, want, wantV); err != nil {
-		t.Fatal(err)
+	if want := []int{8, 8, 8, 8, 5}; len(inf.batches) != len(want) {
+		t.Fatalf("batches %v, want %v", inf.batches, want)
 	}
-	be, err := NewBatchEvaluator(g, forwardOnly{cpu})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make([]float32, len(states)*A)
-	gotV := make([]float32, len(states))
-	if err := be.Evaluate(states, got, gotV); err != nil {
-		t.Fatal(err)
-	}
-	for i := range want {
-		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
-			t.Fatalf("prior %d: %g, want %g", i, got[i], want[i])
+	enc := make([]float32, size)
+	for i, s := range states {
+		s.Encode(enc)
+		legal := s.LegalActions(nil)
+		sum := 0.0
+		for _, a := range legal {
+			sum += math.Exp(float64(enc[a%size] * float32(a+1)))
+		}
+		for a := 0; a < A; a++ {
+			want := 0.0
+			if s.IsLegal(a) {
+				want = math.Exp(float64(enc[a%size]*float32(a+1))) / sum
+			}
+			if d := math.Abs(float64(priors[i*A+a]) - want); d > 1e-6 {
+				t.Fatalf("state %d action %d: prior %g, want %g", i, a, priors[i*A+a], want)
+			}
+		}
+		if want := 0.2 + float64(enc[0])/5; math.Abs(float64(values[i])-want) > 1e-6 {
+			t.Fatalf("state %d: value %g, want %g", i, values[i], want)
 		}
 	}
-	for i := range wantV {
-		if math.Abs(float64(gotV[i]-wantV[i])) > 1e-6 {
-			t.Fatalf("value %d: %g, want %g", i, gotV[i], wantV[i])
-		}
-	}
-	if raceEnabled && theBLAS().open != nil {
-		return // purego's sync.Pool allocates at random under the race detector
-	}
-	if allocs := testing.AllocsPerRun(5, func() { be.Evaluate(states, got, gotV) }); allocs != 0 {
+	inf.batches = make([]int, 0, 64)
+	if allocs := testing.AllocsPerRun(5, func() { ev.Evaluate(states, priors, values) }); allocs != 0 {
 		t.Errorf("%v allocations per call", allocs)
 	}
-}
-
-// TestCPUTrainingResumes: a trainer made from a checkpoint's velocity and
-// step count goes on where the saved one stopped.
-func TestCPUTrainingResumes(t *testing.T) {
-	g := othello.Othello()
-	cfg := Config{Blocks: 1, Filters: 4, PolicyFilters: 1, ValueFilters: 1, ValueHidden: 4}
-	net, err := New(g, cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	velocity := make([][]float32, len(net.Learnables()))
-	for i, p := range net.Learnables() {
-		velocity[i] = make([]float32, len(p.Data))
-		velocity[i][0] = float32(i + 1)
-	}
-	tr, err := CPU().NewTraining(TrainingState{Network: net, Config: DefaultTrainConfig(), Velocity: velocity, Steps: 42})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if tr.Steps() != 42 || tr.Velocity()[3][0] != 4 || tr.Network() != net {
-		t.Errorf("resumed at step %d with velocity[3][0] = %v", tr.Steps(), tr.Velocity()[3][0])
-	}
-	if _, err := CPU().NewTraining(TrainingState{Network: net, Config: DefaultTrainConfig(), Velocity: velocity[1:]}); err == nil {
-		t.Error("momentum for the wrong number of arrays accepted")
+	if err := ev.Evaluate(states, priors[:A], values); err == nil {
+		t.Error("priors too short for the states accepted")
 	}
 }

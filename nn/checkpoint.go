@@ -110,16 +110,20 @@ func SaveAveragedCheckpoint(path string, t Training, average *Network, metadata 
 	}
 	cfg := t.Config()
 	net := t.Network()
+	velocity := t.Velocity()
+	if err := (TrainingState{Network: net, Velocity: velocity}).CheckVelocity(); err != nil || velocity == nil {
+		return fmt.Errorf("checkpoint %s: the optimizer's momentum does not fit the network: %v", path, err)
+	}
 	h := fileHeader{Step: t.Steps(), Optimizer: true, Train: &cfg, Metadata: metadata}
 	if average == nil {
-		return writeNetworkFile(path, net.game, net.cfg, h, append(net.arrays(), t.Velocity()...))
+		return writeNetworkFile(path, net.game, net.cfg, h, append(net.arrays(), velocity...))
 	}
 	if !average.sameLayout(net) {
 		return fmt.Errorf("checkpoint %s: the average is a %s %v, the trained network a %s %v: %w",
 			path, average.game.Name(), average.cfg, net.game.Name(), net.cfg, ErrWrongArch)
 	}
 	h.Trained = true
-	arrays := append(average.arrays(), t.Velocity()...)
+	arrays := append(average.arrays(), velocity...)
 	return writeNetworkFile(path, net.game, net.cfg, h, append(arrays, net.arrays()...))
 }
 
@@ -315,11 +319,11 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 	}
 	r := bufio.NewReaderSize(f, 1<<16)
 	if h.Folded {
-		folded := n.Fold()
-		if err := readArrays(r, folded.arrays()); err != nil {
+		arrays := n.foldedArrays()
+		if err := readArrays(r, arrays); err != nil {
 			return nil, err
 		}
-		n.unfold(folded)
+		n.unfold(arrays)
 	} else {
 		arrays := n.arrays()
 		if tr != nil {

@@ -1,18 +1,21 @@
-package nn
+package nn_test
 
 import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/nntest"
 )
 
 // TestDescribeCoversEveryArray: the description of each architecture
 // option names every learnable and statistic exactly once, with the
 // shapes the arrays have, and its layers fit together.
 func TestDescribeCoversEveryArray(t *testing.T) {
-	for _, c := range archCases() {
-		t.Run(c.name, func(t *testing.T) {
-			net, err := New(c.game, c.cfg, 1)
+	for _, c := range nntest.Cases(false) {
+		t.Run(c.Name, func(t *testing.T) {
+			net, err := nn.New(c.Game, c.Config, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +65,7 @@ func TestDescribeCoversEveryArray(t *testing.T) {
 }
 
 // fits checks that each layer's input is its producer's output.
-func fits(d Description) error {
+func fits(d nn.Description) error {
 	cells, f := d.Cells(), d.Stem.Out
 	if d.Stem.In != d.Planes {
 		return fmt.Errorf("stem reads %d planes of %d", d.Stem.In, d.Planes)

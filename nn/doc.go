@@ -1,32 +1,39 @@
-// Package nn is the policy/value network: a residual tower of 3×3
-// convolutions with batch norm and ReLU, a policy head with logits over the
-// game's whole action space and a win/draw/loss value head.
+// Package nn is the policy/value network as data: a residual tower of
+// 3×3 convolutions with batch norm and ReLU, a policy head with logits
+// over the game's whole action space and a win/draw/loss value head, and
+// the options on it (global pooling, a convolutional policy head, the
+// ownership and score heads).
 //
-// The network is defined and trained with Gorgonia (Trainer: masked policy
-// cross-entropy against the search's visit distribution, value
-// cross-entropy, L2 weight decay, SGD with momentum); in the training
-// graph the convolutions and batch norms are the package's own Gorgonia
-// operations, which keep their buffers between steps and split each batch
-// over all cores (GOMAXPROCS). Inference for the search runs the same
-// weights with batch norm folded into the convolutions (Folded,
-// Evaluator): on CPUs with AVX-512 or AVX2, through the package's own
-// convolution kernels (direct.go), which multiply each input where it
-// lies in padded activations, near the CPU's peak; elsewhere through
-// im2row and a matrix multiply. Tests check both against Gorgonia's
-// forward pass on every game.
+// What is here is the same whatever computes the network:
+//
+//   - the architecture (Config) and the weights (Network);
+//   - the typed description every backend walks (Describe: each
+//     convolution, batch norm, dense layer and head as a typed value
+//     indexing the weight arrays, KataGo's desc.h), and the inference
+//     snapshot with batch norm folded in (Fold, Layers);
+//   - the checkpoint and model files, with the optimizer state as data
+//     (TrainingState), so that a run trained on one backend resumes on
+//     another;
+//   - batches, losses, and the seam every backend implements (Backend:
+//     Inference for the search, Training for the trainer);
+//   - the search's evaluator over any backend's inference (NewEvaluator:
+//     one Evaluate path), and the batching server that gathers every
+//     search worker's positions into large batches on a backend that
+//     wants them (Evaluators, Server).
+//
+// Each backend lives in its own folder beside this one: nn/cpu (Gorgonia
+// training with its own operations, direct AVX-512/AVX2 convolutions,
+// OpenBLAS), nn/cuda (cuDNN and cuBLAS loaded at run time), nn/onnx (the
+// export format). nn/device chooses a backend by name; nn/nntest is the
+// conformance suite every backend passes.
 //
 //	net, _ := nn.New(game, nn.DefaultConfig(game), seed)
-//	trainer, _ := nn.NewTrainer(net, nn.DefaultTrainConfig())
+//	backend, _, _ := device.Open("auto")
+//	trainer, _ := backend.NewTraining(nn.TrainingState{Network: net, Config: nn.DefaultTrainConfig()})
 //	losses, _ := trainer.Step(batch)
-//	ev, _ := net.Fold().NewEvaluator(64) // one per goroutine
+//	ev, _ := nn.NewEvaluator(backend, net.Fold(), 64) // one per goroutine
 //	ev.Evaluate(states, priors, values)
 //	nn.SaveCheckpoint(path, trainer, metadata)
-//
-// Describe gives the network as typed layers that a compute backend walks
-// (Backend; the GPU's is nn/cuda), and nn/nntest checks every backend
-// against the Gorgonia reference. On a backend that wants large batches
-// (Multiplexed: a GPU), Evaluators gives self-play's workers clients of
-// one batching server (Server).
 //
 // Checkpoints hold the weights, batch-norm statistics and optionally the
 // optimizer state in one versioned, checksummed binary format (see
@@ -34,10 +41,4 @@
 // A run that averages its weights (average.go) saves the average as the
 // checkpoint's network and the trained weights beside the optimizer
 // state (SaveAveragedCheckpoint).
-//
-// Matrix multiplies run on OpenBLAS, loaded at run time without cgo
-// where libopenblas.so.0 is installed, with kernels chosen from the CPU's
-// instruction sets and one thread per call so that parallel evaluators do
-// not fight over cores; elsewhere, or with FLIPZERO_BLAS=gonum, on gonum's
-// pure-Go BLAS. BLASInfo says which.
 package nn

@@ -1,5 +1,12 @@
 package nn
 
+import (
+	"math"
+	"sync"
+
+	"github.com/flipzero/flipzero/env"
+)
+
 // This file is the network as plain arrays, for code that computes or
 // stores the network without Gorgonia: other compute backends and export
 // formats.
@@ -18,7 +25,10 @@ package nn
 
 // BNEpsilon is added to the batch-norm variance, in training and when
 // folding batch norm into the convolutions for inference.
-const BNEpsilon = bnEpsilon
+const BNEpsilon = 1e-5
+
+// bnEpsilon is BNEpsilon, short.
+const bnEpsilon = BNEpsilon
 
 // Tensor is one named array of a network. Data is the network's own
 // array, not a copy: a backend that trains elsewhere writes its results
@@ -96,66 +106,109 @@ type Layers struct {
 	PolicyIndex  []int32
 }
 
-// Layers returns a copy of the snapshot's weights as plain arrays.
-func (f *Folded) Layers() Layers {
+// Folded is a read-only inference snapshot of a Network: its layers with
+// batch norm folded into the convolutions, which every backend's
+// inference reads. Any number of inferences, on any backends, may share
+// it; each backend prepares its own form of the weights once a snapshot
+// (Prepared).
+type Folded struct {
+	game   env.Game
+	cfg    Config
+	layers Layers
+
+	mu       sync.Mutex
+	prepared map[any]any
+}
+
+// Fold takes an inference snapshot of the network's current weights and
+// running statistics.
+func (n *Network) Fold() *Folded {
+	sh := n.shape
 	l := Layers{
-		Game:   f.game.Name(),
-		Planes: f.shape.planes, Height: f.shape.height, Width: f.shape.width,
-		Actions:       f.shape.actions,
-		Stem:          f.stem.layer(),
-		PolicyConv:    f.policyConv.layer(),
-		ValueConv:     f.valueConv.layer(),
-		PolicyFC:      f.policyFC.layer(),
-		ValueFC1:      f.valueFC1.layer(),
-		ValueFC2:      f.valueFC2.layer(),
+		Game:   n.game.Name(),
+		Planes: sh.planes, Height: sh.height, Width: sh.width,
+		Actions:       sh.actions,
+		Stem:          foldConv(&n.stem),
+		PolicyConv:    foldConv(&n.policyConv),
+		ValueConv:     foldConv(&n.valueConv),
+		ValueFC1:      copyDense(n.valueFC1),
+		ValueFC2:      copyDense(n.valueFC2),
 		ValueOutputs:  valueOutputs,
-		PolicyFilters: f.cfg.PolicyFilters,
-		Filters:       f.cfg.Filters,
+		PolicyFilters: n.cfg.PolicyFilters,
+		Filters:       n.cfg.Filters,
 	}
-	for i, b := range f.blocks {
-		l.Blocks = append(l.Blocks, [2]ConvLayer{b[0].layer(), b[1].layer()})
+	for i := range n.blocks {
+		l.Blocks = append(l.Blocks, [2]ConvLayer{foldConv(&n.blocks[i][0]), foldConv(&n.blocks[i][1])})
 		var pool *DenseLayer
-		if d := f.gpool[i]; d != nil {
-			layer := d.layer()
-			pool = &layer
+		if d := n.gpool[i]; d != nil {
+			c := copyDense(*d)
+			pool = &c
 		}
 		l.GlobalPool = append(l.GlobalPool, pool)
 	}
-	if f.policyOut != nil {
-		out := f.policyOut.layer()
+	if n.policyOut != nil {
+		out := foldConv(n.policyOut)
 		l.PolicyOut = &out
-		if f.policyGlobal != nil {
-			g := f.policyGlobal.layer()
+		if n.policyGlobal != nil {
+			g := copyDense(*n.policyGlobal)
 			l.PolicyGlobal = &g
 		}
-		cells, planes := f.shape.cells(), f.policyOut.out
-		l.PolicyIndex = make([]int32, len(f.policyGather))
-		for a, i := range f.policyGather {
-			if int(i) < cells*planes {
-				l.PolicyIndex[a] = int32(int(i)%planes*cells + int(i)/planes)
-			} else {
-				l.PolicyIndex[a] = i
-			}
+		l.PolicyIndex = append([]int32(nil), n.policyIndex...)
+	} else {
+		l.PolicyFC = copyDense(n.policyFC)
+	}
+	return &Folded{game: n.game, cfg: n.cfg.Inference(), layers: l}
+}
+
+// foldConv scales each output channel's weights by γ/√(σ²+ε) and turns
+// the rest of batch norm into a bias, so that inference does one
+// convolution and a bias.
+func foldConv(c *conv) ConvLayer {
+	kk := c.kernel * c.kernel
+	l := ConvLayer{Kernel: c.kernel, In: c.in, Out: c.out,
+		Weights: make([]float32, c.out*c.in*kk), Bias: make([]float32, c.out)}
+	for o := 0; o < c.out; o++ {
+		scale := float64(c.gamma.data[o]) / math.Sqrt(float64(c.variance.data[o])+bnEpsilon)
+		for i := o * c.in * kk; i < (o+1)*c.in*kk; i++ {
+			l.Weights[i] = float32(float64(c.w.data[i]) * scale)
 		}
+		l.Bias[o] = float32(float64(c.beta.data[o]) - float64(c.mean.data[o])*scale)
 	}
 	return l
 }
 
-// layer turns the (kernel·kernel·in, out) layout of the im2row forward
-// pass into (out, in, kernel, kernel).
-func (c *foldedConv) layer() ConvLayer {
-	kk := c.kernel * c.kernel
-	w := make([]float32, len(c.w))
-	for o := 0; o < c.out; o++ {
-		for in := 0; in < c.in; in++ {
-			for k := 0; k < kk; k++ {
-				w[(o*c.in+in)*kk+k] = c.w[(k*c.in+in)*c.out+o]
-			}
-		}
-	}
-	return ConvLayer{Kernel: c.kernel, In: c.in, Out: c.out, Weights: w, Bias: append([]float32(nil), c.b...)}
+func copyDense(d dense) DenseLayer {
+	return DenseLayer{In: d.in, Out: d.out, Weights: append([]float32(nil), d.w.data...), Bias: append([]float32(nil), d.b.data...)}
 }
 
-func (d *foldedDense) layer() DenseLayer {
-	return DenseLayer{In: d.in, Out: d.out, Weights: append([]float32(nil), d.w...), Bias: append([]float32(nil), d.b...)}
+// Game is the game the snapshot plays.
+func (f *Folded) Game() env.Game { return f.game }
+
+// Config is the architecture of the network the snapshot was taken of,
+// without the heads only training uses.
+func (f *Folded) Config() Config { return f.cfg }
+
+// Layers is the snapshot's weights as plain arrays, shared by everything
+// that reads the snapshot: read them, never change them.
+func (f *Folded) Layers() Layers { return f.layers }
+
+// Prepared is a backend's own form of the snapshot's weights, built by
+// build on the first call with its key and shared by every later one, so
+// that a backend rearranges a snapshot's weights once however many
+// inferences run it. Keys are values of a type of the backend's own.
+func (f *Folded) Prepared(key any, build func(Layers) (any, error)) (any, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if v, ok := f.prepared[key]; ok {
+		return v, nil
+	}
+	v, err := build(f.layers)
+	if err != nil {
+		return nil, err
+	}
+	if f.prepared == nil {
+		f.prepared = map[any]any{}
+	}
+	f.prepared[key] = v
+	return v, nil
 }

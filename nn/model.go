@@ -24,80 +24,102 @@ import (
 // weights (in, out) and out biases.
 func SaveFolded(path string, f *Folded, step int64, metadata map[string]string) error {
 	h := fileHeader{Step: step, Folded: true, Metadata: metadata}
-	return writeNetworkFile(path, f.game, f.cfg, h, f.arrays())
+	var arrays [][]float32
+	l := &f.layers
+	for _, c := range l.convs() {
+		arrays = append(arrays, fileConv(c.Weights, c.Kernel*c.Kernel, c.In, c.Out), c.Bias)
+	}
+	for _, d := range l.dense() {
+		arrays = append(arrays, d.Weights, d.Bias)
+	}
+	return writeNetworkFile(path, f.game, f.cfg, h, arrays)
 }
 
 // convs lists the snapshot's convolutions in file order.
-func (f *Folded) convs() []*foldedConv {
-	out := []*foldedConv{&f.stem}
-	for i := range f.blocks {
-		out = append(out, &f.blocks[i][0], &f.blocks[i][1])
+func (l *Layers) convs() []*ConvLayer {
+	out := []*ConvLayer{&l.Stem}
+	for i := range l.Blocks {
+		out = append(out, &l.Blocks[i][0], &l.Blocks[i][1])
 	}
-	out = append(out, &f.policyConv, &f.valueConv)
-	if f.policyOut != nil {
-		out = append(out, f.policyOut)
+	out = append(out, &l.PolicyConv, &l.ValueConv)
+	if l.PolicyOut != nil {
+		out = append(out, l.PolicyOut)
 	}
 	return out
 }
 
 // dense lists the snapshot's fully connected layers in file order, as
 // Network.inferenceDense does.
-func (f *Folded) dense() []*foldedDense {
-	var out []*foldedDense
-	if f.policyOut == nil {
-		out = append(out, &f.policyFC)
+func (l *Layers) dense() []*DenseLayer {
+	var out []*DenseLayer
+	if l.PolicyOut == nil {
+		out = append(out, &l.PolicyFC)
 	}
-	out = append(out, &f.valueFC1, &f.valueFC2)
-	for _, d := range f.gpool {
+	out = append(out, &l.ValueFC1, &l.ValueFC2)
+	for _, d := range l.GlobalPool {
 		if d != nil {
 			out = append(out, d)
 		}
 	}
-	if f.policyGlobal != nil {
-		out = append(out, f.policyGlobal)
+	if l.PolicyGlobal != nil {
+		out = append(out, l.PolicyGlobal)
 	}
 	return out
 }
 
-// arrays lists the snapshot's arrays in file order.
-func (f *Folded) arrays() [][]float32 {
+// fileConv turns convolution weights (out, in, kk) into the file's
+// (kk·in, out).
+func fileConv(w []float32, kk, in, out int) []float32 {
+	f := make([]float32, len(w))
+	for o := 0; o < out; o++ {
+		for i := 0; i < in; i++ {
+			for k := 0; k < kk; k++ {
+				f[(k*in+i)*out+o] = w[(o*in+i)*kk+k]
+			}
+		}
+	}
+	return f
+}
+
+// foldedArrays are arrays sized for a folded file's, in file order.
+func (n *Network) foldedArrays() [][]float32 {
 	var out [][]float32
-	for _, c := range f.convs() {
-		out = append(out, c.w, c.b)
+	for _, c := range n.convs() {
+		out = append(out, make([]float32, len(c.w.data)), make([]float32, c.out))
 	}
-	for _, d := range f.dense() {
-		out = append(out, d.w, d.b)
+	for _, d := range n.inferenceDense() {
+		out = append(out, make([]float32, len(d.w.data)), make([]float32, d.out))
 	}
 	return out
 }
 
-// unfold sets the network's weights to the snapshot's: each convolution
-// gets the folded weights and a batch norm that only adds the bias (unit
-// scale, zero mean, and the variance that cancels ε), so that Fold gives
-// the snapshot back up to float32 rounding. The network plays as the
-// snapshot does; training it would start from batch norms that are not
-// the ones it learned.
-func (n *Network) unfold(f *Folded) {
+// unfold sets the network's weights to a folded file's arrays: each
+// convolution gets the folded weights and a batch norm that only adds the
+// bias (unit scale, zero mean, and the variance that cancels ε), so that
+// Fold gives the snapshot back up to float32 rounding. The network plays
+// as the snapshot does; training it would start from batch norms that
+// are not the ones it learned.
+func (n *Network) unfold(arrays [][]float32) {
 	unitVariance := float32(1 - bnEpsilon)
-	for i, c := range n.convs() {
-		fc := f.convs()[i]
+	convs := n.convs()
+	for i, c := range convs {
+		w, b := arrays[2*i], arrays[2*i+1]
 		kk := c.kernel * c.kernel
 		for o := 0; o < c.out; o++ {
 			for in := 0; in < c.in; in++ {
 				for k := 0; k < kk; k++ {
-					c.w.data[(o*c.in+in)*kk+k] = fc.w[(k*c.in+in)*c.out+o]
+					c.w.data[(o*c.in+in)*kk+k] = w[(k*c.in+in)*c.out+o]
 				}
 			}
 		}
 		fill(c.gamma.data, 1)
-		copy(c.beta.data, fc.b)
+		copy(c.beta.data, b)
 		fill(c.mean.data, 0)
 		fill(c.variance.data, unitVariance)
 	}
 	for i, d := range n.inferenceDense() {
-		fd := f.dense()[i]
-		copy(d.w.data, fd.w)
-		copy(d.b.data, fd.b)
+		copy(d.w.data, arrays[2*(len(convs)+i)])
+		copy(d.b.data, arrays[2*(len(convs)+i)+1])
 	}
 }
 

@@ -83,6 +83,10 @@ type Network struct {
 	stats      []*param
 }
 
+// gpoolBlock says which residual blocks pool: every other one from the
+// first, as KataGo puts the pooling in some of its blocks, not all.
+func gpoolBlock(i int) bool { return i%2 == 0 }
+
 // valueOutputs is the size of the win/draw/loss value head.
 const valueOutputs = 3
 

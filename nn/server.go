@@ -160,8 +160,8 @@ func NewServer(backend Backend, f *Folded, maxBatch, pipelines int) (*Server, er
 	if pipelines < 1 || maxBatch < 1 {
 		return nil, fmt.Errorf("batching server: %d pipelines of batch %d, want at least 1 each", pipelines, maxBatch)
 	}
-	sh := f.shape
-	s := &Server{maxBatch: maxBatch, size: sh.planes * sh.cells(), actions: sh.actions, requests: make(chan *request, 1024)}
+	l := f.Layers()
+	s := &Server{maxBatch: maxBatch, size: l.Planes * l.Height * l.Width, actions: l.Actions, requests: make(chan *request, 1024)}
 	for range pipelines {
 		inf, err := backend.NewInference(f, maxBatch)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/nn/nntest"
 )
 
@@ -61,7 +62,7 @@ func TestServerAnswersEachClientItsOwn(t *testing.T) {
 	g := othello.Othello()
 	net := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1)
 	folded := net.Fold()
-	backend := &multiplexed{Backend: nn.CPU()}
+	backend := &multiplexed{Backend: cpu.Backend()}
 	const workers, batch = 6, 5
 	evals, err := nn.NewEvaluators(backend, folded, workers, batch)
 	if err != nil {
@@ -79,7 +80,7 @@ func TestServerAnswersEachClientItsOwn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		own, err := folded.NewEvaluator(batch)
+		own, err := nn.NewEvaluator(cpu.Backend(), folded, batch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,7 +135,7 @@ func TestServerAnswersEachClientItsOwn(t *testing.T) {
 func TestServerReportsErrors(t *testing.T) {
 	g := othello.Othello()
 	net := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1)
-	backend := &multiplexed{Backend: nn.CPU(), fail: true}
+	backend := &multiplexed{Backend: cpu.Backend(), fail: true}
 	s, err := nn.NewServer(backend, net.Fold(), 8, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +178,7 @@ func TestServerReportsErrors(t *testing.T) {
 func TestEvaluatorsOnTheCPU(t *testing.T) {
 	g := othello.Othello()
 	net := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1)
-	evals, err := nn.NewEvaluators(nn.CPU(), net.Fold(), 8, 16)
+	evals, err := nn.NewEvaluators(cpu.Backend(), net.Fold(), 8, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestEvaluatorsOnTheCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := e.Inference().(*nn.Evaluator); !ok || evals.Batch() != 16 {
+	if _, ok := e.Inference().(*cpu.Evaluator); !ok || evals.Batch() != 16 {
 		t.Errorf("CPU inference %T of batch %d, want the CPU's own of 16", e.Inference(), evals.Batch())
 	}
 }
@@ -201,7 +202,7 @@ func TestEvaluatorsReload(t *testing.T) {
 	states := env.RandomPositions(g, 4, 5, false)
 	actions := g.ActionSpace()
 	want, wantV := make([]float32, 4*actions), make([]float32, 4)
-	own, err := second.NewEvaluator(4)
+	own, err := nn.NewEvaluator(cpu.Backend(), second, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestEvaluatorsReload(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, reloadable := range []bool{true, false} {
-		evals, err := nn.NewEvaluators(&multiplexed{Backend: nn.CPU(), reloadable: reloadable}, first, 2, 4)
+		evals, err := nn.NewEvaluators(&multiplexed{Backend: cpu.Backend(), reloadable: reloadable}, first, 2, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,7 +238,7 @@ func TestEvaluatorsReload(t *testing.T) {
 	other := nn.DefaultConfig(g)
 	other.Filters = 32
 	small := nntest.Network(t, nntest.Case{Game: g, Config: other}, 3).Fold()
-	ev, _ := first.NewEvaluator(4)
+	ev, _ := cpu.NewEvaluator(first, 4)
 	if err := ev.Reload(small); err == nil {
 		t.Error("an evaluator took a network of another architecture")
 	}

@@ -9,19 +9,19 @@ import (
 )
 
 // NetworkPlayer searches playouts simulations per move with the network
-// f's priors and values, computed by backend (nil: the CPU), named label
+// f's priors and values, computed by backend, named label
 // (the loop names checkpoints by generation). Each seat has its own
 // evaluator over f's shared, read-only weights, sized for the seat's
 // batches.
 func NetworkPlayer(backend nn.Backend, label string, f *nn.Folded, playouts int) *SearchPlayer {
-	if backend == nil {
-		backend = nn.CPU()
-	}
 	return &SearchPlayer{
 		Label:    label,
 		Playouts: playouts,
 		Config:   mcts.PlayConfig(),
 		NewEvaluator: func(g env.Game, maxBatch int, _ uint64) (mcts.Evaluator, error) {
+			if backend == nil {
+				return nil, fmt.Errorf("player %s: no compute backend given (nn/device.Open chooses one by name)", label)
+			}
 			if g.Name() != f.Game().Name() {
 				return nil, fmt.Errorf("the network plays %s, not %s", f.Game().Name(), g.Name())
 			}
@@ -31,7 +31,7 @@ func NetworkPlayer(backend nn.Backend, label string, f *nn.Folded, playouts int)
 }
 
 // LoadNetworkPlayer reads a checkpoint or model file of game g and makes
-// a NetworkPlayer of it on backend (nil: the CPU), named by the path.
+// a NetworkPlayer of it on backend, named by the path.
 func LoadNetworkPlayer(backend nn.Backend, path string, g env.Game, playouts int) (*SearchPlayer, error) {
 	c, err := nn.LoadCheckpoint(path, g)
 	if err != nil {

@@ -14,13 +14,14 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/flipzero/flipzero/engine"
+	"github.com/flipzero/flipzero/nn/cpu"
 )
 
 // startServe serves a game against model on a free loopback port and
 // returns the page's address.
 func startServe(t *testing.T, model string) string {
 	t.Helper()
-	e, err := engine.NewModelEngine(model, nil, engine.EngineOptions{Playouts: 16})
+	e, err := engine.NewModelEngine(model, nil, engine.EngineOptions{Backend: cpu.Backend(), Playouts: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +259,7 @@ func rowPosition(t *testing.T, e *engine.Engine) []int {
 // in a position reached by random play, and checks that the bot answered.
 func TestBrowserYinshRow(t *testing.T) {
 	ctx := browser(t)
-	e, err := engine.NewModelEngine(untrainedModel(t, "yinsh"), nil, engine.EngineOptions{Playouts: 16})
+	e, err := engine.NewModelEngine(untrainedModel(t, "yinsh"), nil, engine.EngineOptions{Backend: cpu.Backend(), Playouts: 16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -286,7 +287,7 @@ func solitaireRun(t *testing.T) runfolder.Folder {
 		t.Fatal(err)
 	}
 	dir := runfolder.Folder(filepath.Join(t.TempDir(), "run"))
-	if err := loop.Loop(context.Background(), loop.LoopOptions{ConfigPath: cfg, RunDir: string(dir), MaxGenerations: 2, Seed: 9}); err != nil {
+	if err := loop.Loop(context.Background(), loop.LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: string(dir), MaxGenerations: 2, Seed: 9}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

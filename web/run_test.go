@@ -19,6 +19,7 @@ import (
 	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
 )
 
@@ -42,7 +43,7 @@ func loopRun(t *testing.T) runfolder.Folder {
 		t.Fatal(err)
 	}
 	dir := runfolder.Folder(filepath.Join(t.TempDir(), "run"))
-	if err := loop.Loop(context.Background(), loop.LoopOptions{ConfigPath: cfg, RunDir: string(dir), MaxGenerations: 2, Seed: 9}); err != nil {
+	if err := loop.Loop(context.Background(), loop.LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: string(dir), MaxGenerations: 2, Seed: 9}); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -432,7 +433,7 @@ func TestRunBesidePlayPage(t *testing.T) {
 func playAndRunServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	dir := loopRun(t)
-	e, err := engine.NewModelEngine(dir.Checkpoint(2), nil, engine.EngineOptions{Playouts: 4})
+	e, err := engine.NewModelEngine(dir.Checkpoint(2), nil, engine.EngineOptions{Backend: cpu.Backend(), Playouts: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 )
 
 // untrainedModel writes a small untrained model of game.
@@ -38,7 +39,7 @@ func untrainedModel(t *testing.T, game string) string {
 // testServer starts a game server for an untrained model of game.
 func testServer(t *testing.T, game string, human env.Player) *httptest.Server {
 	t.Helper()
-	e, err := engine.NewModelEngine(untrainedModel(t, game), nil, engine.EngineOptions{Playouts: 8})
+	e, err := engine.NewModelEngine(untrainedModel(t, game), nil, engine.EngineOptions{Backend: cpu.Backend(), Playouts: 8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/nn/cuda"
 	"github.com/flipzero/flipzero/nn/device"
 )
@@ -71,15 +72,15 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	fmt.Fprintf(io.out, "%s network: %v, %d parameters, %.1f MFLOP per position; convolutions %s; BLAS %s, GOMAXPROCS %d\n",
-		g.Name(), cfg, net.Parameters(), net.FLOPsPerPosition()/1e6, nn.ConvInfo(), nn.BLASInfo(), *procs)
+		g.Name(), cfg, net.Parameters(), net.FLOPsPerPosition()/1e6, cpu.ConvInfo(), cpu.BLASInfo(), *procs)
 	// Other work on the machine only slows a trial down, so each figure is
 	// the best of several short trials. The peak is the better of a square
 	// product and one shaped like a 64-filter 3×3 convolution (gonum's
 	// kernel runs the latter faster).
 	peak := 0.0
 	for i := 0; i < benchTrials; i++ {
-		peak = max(peak, nn.MeasureMatMul(512, 512, 512, budget/benchTrials/2))
-		peak = max(peak, nn.MeasureMatMul(256, 64, 576, budget/benchTrials/2))
+		peak = max(peak, cpu.MeasureMatMul(512, 512, 512, budget/benchTrials/2))
+		peak = max(peak, cpu.MeasureMatMul(256, 64, 576, budget/benchTrials/2))
 	}
 	fmt.Fprintf(io.out, "matrix multiply peak: %.1f GFLOP/s (float32 512×512×512 and 256×64×576, one goroutine, best of %d)\n", peak, benchTrials)
 
@@ -91,7 +92,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ev, err := folded.NewEvaluator(batch)
+		ev, err := nn.NewEvaluator(cpu.Backend(), folded, batch)
 		if err != nil {
 			return err
 		}
@@ -116,14 +117,14 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		gflops := rate * net.FLOPsPerPosition() / 1e9
 		fmt.Fprintf(io.out, "batch %4d: %8.0f positions/s  %6.1f GFLOP/s  %5.1f%% of peak\n", batch, rate, gflops, 100*gflops/peak)
 	}
-	if note := nn.SpeedNote(); note != "" {
+	if note := cpu.SpeedNote(); note != "" {
 		fmt.Fprintf(io.out, "note: %s\n", note)
 	}
 
 	if *trainBatch == 0 {
 		return nil
 	}
-	trainer, err := nn.NewTrainer(net, nn.DefaultTrainConfig())
+	trainer, err := cpu.NewTrainer(net, nn.DefaultTrainConfig())
 	if err != nil {
 		return err
 	}

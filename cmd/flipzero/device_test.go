@@ -4,22 +4,22 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 )
 
 // TestDeviceLine: a few words by default, the libraries and the reason
 // the GPU did not start with --verbose.
 func TestDeviceLine(t *testing.T) {
 	why := "no GPU: cuda: cannot load libcuda.so.1: libcuda.so.1: cannot open shared object file: No such file or directory"
-	short := deviceLine(nn.CPU(), why, false)
+	short := deviceLine(cpu.Backend(), why, false)
 	if !strings.HasPrefix(short, "flipzero: device cpu") || strings.Contains(short, "libcuda") || !strings.HasSuffix(short, "no GPU (--verbose says why)") || len(short) > 80 {
 		t.Errorf("short line %q", short)
 	}
-	long := deviceLine(nn.CPU(), why, true)
-	if !strings.Contains(long, nn.CPU().Name()) || !strings.HasSuffix(long, why) {
+	long := deviceLine(cpu.Backend(), why, true)
+	if !strings.Contains(long, cpu.Backend().Name()) || !strings.HasSuffix(long, why) {
 		t.Errorf("verbose line %q", long)
 	}
-	if got := deviceLine(nn.CPU(), "", false); strings.Contains(got, ";") {
+	if got := deviceLine(cpu.Backend(), "", false); strings.Contains(got, ";") {
 		t.Errorf("a line with nothing to explain: %q", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn/cpu"
 	pb "github.com/flipzero/flipzero/nn/onnx/onnxpb"
 )
 
@@ -19,7 +20,7 @@ import (
 // compute the same as flipzero.)
 func TestExportONNX(t *testing.T) {
 	run := filepath.Join(t.TempDir(), "run")
-	err := loop.Loop(context.Background(), loop.LoopOptions{
+	err := loop.Loop(context.Background(), loop.LoopOptions{Backend: cpu.Backend(),
 		ConfigPath: tinyRunConfig(t, 24), RunDir: run, MaxGenerations: 1, Seed: 5,
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/gtp"
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/player"
 )
 
@@ -43,7 +44,7 @@ func gtpAnswers(t *testing.T, out string) []string {
 // change nothing.
 func TestExportAndGTPTicTacToe(t *testing.T) {
 	run := filepath.Join(t.TempDir(), "run")
-	err := loop.Loop(context.Background(), loop.LoopOptions{
+	err := loop.Loop(context.Background(), loop.LoopOptions{Backend: cpu.Backend(),
 		ConfigPath: tinyRunConfig(t, 24), RunDir: run, MaxGenerations: 1, Seed: 4,
 	})
 	if err != nil {
@@ -171,7 +172,7 @@ func TestGTPPlaysWholeGames(t *testing.T) {
 			model := untrainedModel(t, name)
 			g, _ := games.ByName(name)
 			s := g.NewState()
-			e, err := engine.NewModelEngine(model, nil, engine.EngineOptions{Playouts: 2})
+			e, err := engine.NewModelEngine(model, nil, engine.EngineOptions{Backend: cpu.Backend(), Playouts: 2})
 			if err != nil {
 				t.Fatal(err)
 			}

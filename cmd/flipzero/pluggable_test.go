@@ -19,6 +19,7 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/gtp"
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/player"
 	"github.com/flipzero/flipzero/runfolder"
 	"github.com/flipzero/flipzero/web"
@@ -143,7 +144,7 @@ func TestPluggableGame(t *testing.T) {
 	}
 	run := runfolder.Folder(filepath.Join(dir, "run"))
 	var log strings.Builder
-	err := loop.Loop(ctx, loop.LoopOptions{ConfigPath: cfgPath, RunDir: string(run), Games: reg, MaxGenerations: 2, Seed: 1, Log: &log})
+	err := loop.Loop(ctx, loop.LoopOptions{Backend: cpu.Backend(), ConfigPath: cfgPath, RunDir: string(run), Games: reg, MaxGenerations: 2, Seed: 1, Log: &log})
 	if err != nil {
 		t.Fatalf("loop: %v\n%s", err, log.String())
 	}
@@ -156,7 +157,7 @@ func TestPluggableGame(t *testing.T) {
 	}
 
 	// Arena: the trained network against random play.
-	net, err := player.LoadNetworkPlayer(nil, run.Checkpoint(2), nim{}, 16)
+	net, err := player.LoadNetworkPlayer(cpu.Backend(), run.Checkpoint(2), nim{}, 16)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestPluggableGame(t *testing.T) {
 		t.Fatal(err)
 	}
 	newEngine := func() *engine.Engine {
-		e, err := engine.NewModelEngine(model, reg, engine.EngineOptions{Playouts: 8})
+		e, err := engine.NewModelEngine(model, reg, engine.EngineOptions{Backend: cpu.Backend(), Playouts: 8})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/env/yinsh"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/nn/nntest"
 )
 
@@ -83,7 +84,7 @@ func TestSGEMMPathLayout(t *testing.T) {
 		folded := net.Fold()
 		const n = 3
 		input := nntest.Encode(env.RandomPositions(g, n, 2, false))
-		ev, err := folded.NewEvaluator(n)
+		ev, err := cpu.NewEvaluator(folded, n)
 		if err != nil {
 			t.Fatal(err)
 		}

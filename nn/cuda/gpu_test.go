@@ -12,6 +12,7 @@ import (
 	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/env/yinsh"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/nn/nntest"
 )
 
@@ -58,7 +59,7 @@ func TestGPUForwardMatchesCPU(t *testing.T) {
 		states := env.RandomPositions(g, 2*maxBatch, 5, false)
 		inputs := nntest.Encode(states)
 		size := len(inputs) / len(states)
-		cpu, err := folded.NewEvaluator(maxBatch)
+		ref, err := cpu.NewEvaluator(folded, maxBatch)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +72,7 @@ func TestGPUForwardMatchesCPU(t *testing.T) {
 		for _, count := range []int{1, 7, 256, 300} {
 			for round := range 3 {
 				in := inputs[round*count%maxBatch*size:][:count*size]
-				logits, wdl, err := cpu.Forward(in, count)
+				logits, wdl, err := ref.Forward(in, count)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -202,12 +203,12 @@ func TestGPUReload(t *testing.T) {
 		if err := inf.Reload(second.Fold()); err != nil {
 			t.Fatalf("%s: %v", a.name, err)
 		}
-		cpu, err := second.Fold().NewEvaluator(300)
+		ref, err := cpu.NewEvaluator(second.Fold(), 300)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, n := range []int{7, 300} {
-			want, _, err := cpu.Forward(inputs[:n*size], n)
+			want, _, err := ref.Forward(inputs[:n*size], n)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/env/yinsh"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/nn/nntest"
 )
 
@@ -160,7 +161,7 @@ func trainMatchesGorgonia(t *testing.T, d *Device, g env.Game, cfg nn.Config) {
 	nntest.Perturb(cpuNet, 9)
 	nntest.Perturb(gpuNet, 9)
 	tc := nn.DefaultTrainConfig()
-	cpu, err := nn.NewTrainer(cpuNet, tc)
+	ref, err := cpu.NewTrainer(cpuNet, tc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,7 @@ func trainMatchesGorgonia(t *testing.T, d *Device, g env.Game, cfg nn.Config) {
 			tol = 1e-3
 		}
 		b := nntest.Batch(g, 48, uint64(10+step))
-		want, err := cpu.Step(b)
+		want, err := ref.Step(b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/nn/cuda"
 )
 
@@ -23,7 +24,7 @@ const Choices = "auto, cpu or cuda"
 func Open(name string) (backend nn.Backend, note string, err error) {
 	switch name {
 	case "cpu":
-		return nn.CPU(), "", nil
+		return cpu.Backend(), "", nil
 	case "cuda", "auto":
 		d, err := cuda.Open()
 		if err == nil {
@@ -32,7 +33,7 @@ func Open(name string) (backend nn.Backend, note string, err error) {
 		if name == "cuda" {
 			return nil, "", fmt.Errorf("--device cuda: %w", err)
 		}
-		return nn.CPU(), "no GPU: " + err.Error(), nil
+		return cpu.Backend(), "no GPU: " + err.Error(), nil
 	}
 	return nil, "", fmt.Errorf("--device %q: want %s", name, Choices)
 }

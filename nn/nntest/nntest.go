@@ -22,6 +22,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/env/yinsh"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 )
 
 // Options tune the suite to a backend.
@@ -174,7 +175,7 @@ func Inference(t testing.TB, b nn.Backend, c Case, o Options) {
 	defer closeIfCloser(t, inf)
 	for _, count := range []int{maxBatch, 3, maxBatch} {
 		in := inputs[:count*size]
-		wantLogits, wantWDL, err := net.GorgoniaForward(in, count)
+		wantLogits, wantWDL, err := cpu.GorgoniaForward(net, in, count)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -256,7 +257,7 @@ func Training(t testing.TB, b nn.Backend, c Case, o Options) {
 	o = o.withDefaults()
 	refNet, net := Network(t, c, 4), Network(t, c, 4)
 	cfg := nn.DefaultTrainConfig()
-	ref, err := nn.NewReferenceTrainer(refNet, cfg)
+	ref, err := cpu.NewReferenceTrainer(refNet, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,19 +332,19 @@ func Resume(t testing.TB, b nn.Backend, c Case, o Options) {
 	batches := []nn.Batch{Batch(c.Game, 8, 20), Batch(c.Game, 8, 21)}
 	// Two steps on the CPU alone.
 	cpuNet := Network(t, c, 6)
-	cpu, err := nn.CPU().NewTraining(nn.TrainingState{Network: cpuNet, Config: cfg})
+	alone, err := cpu.Backend().NewTraining(nn.TrainingState{Network: cpuNet, Config: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, batch := range batches {
-		if _, err := cpu.Step(batch); err != nil {
+		if _, err := alone.Step(batch); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, order := range []struct {
 		name          string
 		first, second nn.Backend
-	}{{b.Name() + " then cpu", b, nn.CPU()}, {"cpu then " + b.Name(), nn.CPU(), b}} {
+	}{{b.Name() + " then cpu", b, cpu.Backend()}, {"cpu then " + b.Name(), cpu.Backend(), b}} {
 		net := Network(t, c, 6)
 		first, err := order.first.NewTraining(nn.TrainingState{Network: net, Config: cfg})
 		if err != nil {
@@ -381,7 +382,7 @@ func Resume(t testing.TB, b nn.Backend, c Case, o Options) {
 			t.Errorf("%s: %d steps after resuming at 1", order.name, second.Steps())
 		}
 		CompareArrays(t, fmt.Sprintf("%s: weights", order.name), second.Network().Learnables(), cpuNet.Learnables(), o.TrainingTolerance)
-		CompareArrays(t, fmt.Sprintf("%s: momentum", order.name), asTensors(second.Velocity()), asTensors(cpu.Velocity()), o.TrainingTolerance)
+		CompareArrays(t, fmt.Sprintf("%s: momentum", order.name), asTensors(second.Velocity()), asTensors(alone.Velocity()), o.TrainingTolerance)
 		closeIfCloser(t, second)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 )
 
 // recorder is a testing.TB that keeps failures instead of failing the
@@ -84,12 +85,12 @@ func TestSuiteCatchesWrongBackends(t *testing.T) {
 		part       func(testing.TB, nn.Backend)
 		wantFailed bool
 	}{
-		{"cpu inference", nn.CPU(), func(t testing.TB, b nn.Backend) { Inference(t, b, c, o) }, false},
-		{"cpu training", nn.CPU(), func(t testing.TB, b nn.Backend) { Training(t, b, c, o) }, false},
-		{"cpu resume", nn.CPU(), func(t testing.TB, b nn.Backend) { Resume(t, b, c, o) }, false},
-		{"skewed logits", skewed{Backend: nn.CPU(), logits: true}, func(t testing.TB, b nn.Backend) { Inference(t, b, c, o) }, true},
-		{"skewed rate, training", skewed{Backend: nn.CPU(), rate: true}, func(t testing.TB, b nn.Backend) { Training(t, b, c, o) }, true},
-		{"skewed rate, resume", skewed{Backend: nn.CPU(), rate: true}, func(t testing.TB, b nn.Backend) { Resume(t, b, c, o) }, true},
+		{"cpu inference", cpu.Backend(), func(t testing.TB, b nn.Backend) { Inference(t, b, c, o) }, false},
+		{"cpu training", cpu.Backend(), func(t testing.TB, b nn.Backend) { Training(t, b, c, o) }, false},
+		{"cpu resume", cpu.Backend(), func(t testing.TB, b nn.Backend) { Resume(t, b, c, o) }, false},
+		{"skewed logits", skewed{Backend: cpu.Backend(), logits: true}, func(t testing.TB, b nn.Backend) { Inference(t, b, c, o) }, true},
+		{"skewed rate, training", skewed{Backend: cpu.Backend(), rate: true}, func(t testing.TB, b nn.Backend) { Training(t, b, c, o) }, true},
+		{"skewed rate, resume", skewed{Backend: cpu.Backend(), rate: true}, func(t testing.TB, b nn.Backend) { Resume(t, b, c, o) }, true},
 	} {
 		failed := check(t, func(r testing.TB) { tc.part(r, tc.b) })
 		if (len(failed) > 0) != tc.wantFailed {

@@ -18,6 +18,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 	pb "github.com/flipzero/flipzero/nn/onnx/onnxpb"
 )
 
@@ -300,7 +301,7 @@ func TestOnnxruntimeAgrees(t *testing.T) {
 		for j, s := range states {
 			s.Encode(input[j*size : (j+1)*size])
 		}
-		ev, err := f.NewEvaluator(len(states))
+		ev, err := cpu.NewEvaluator(f, len(states))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,129 @@
+package cpu
+
+import (
+	"fmt"
+	"github.com/flipzero/flipzero/nn"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/envtest"
+	"github.com/flipzero/flipzero/env/othello"
+
+	G "gorgonia.org/gorgonia"
+)
+
+// Speed benchmarks on the default networks for Othello and for YINSH's
+// shape. Run with
+// -benchmem: the evaluator allocates nothing per call.
+
+func BenchmarkMatMul(b *testing.B) {
+	const n = 512
+	a := make([]float32, n*n)
+	m := make([]float32, n*n)
+	c := make([]float32, n*n)
+	// Nonzero: gonum skips the work of zero entries.
+	for i := range a {
+		a[i], m[i] = float32(i%7)+1, float32(i%5)+1
+	}
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sgemm(n, n, n, a, n, m, n, c, n)
+	}
+	b.StopTimer()
+	b.ReportMetric(2*n*n*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(2*n*n*n*float64(b.N)/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+}
+
+func BenchmarkEvaluate(b *testing.B) {
+	games := []struct {
+		game   env.Game
+		states func(n int) []env.State
+	}{
+		{othello.Othello(), func(n int) []env.State { return envtest.RandomPositions(othello.Othello(), n, 1) }},
+		{fakeYinsh, func(n int) []env.State { return fakeYinsh.randomStates(n, 1) }},
+	}
+	for _, tg := range games {
+		g := tg.game
+		net, err := nn.New(g, nn.DefaultConfig(g), 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, batch := range []int{1, 8, 32, 128} {
+			b.Run(fmt.Sprintf("%s/batch%d", g.Name(), batch), func(b *testing.B) {
+				ev, _ := nn.NewEvaluator(Backend(), net.Fold(), batch)
+				states := tg.states(batch)
+				priors := make([]float32, batch*g.ActionSpace())
+				values := make([]float32, batch)
+				cpu0 := cpuTime()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if err := ev.Evaluate(states, priors, values); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				positions := float64(b.N*batch) / b.Elapsed().Seconds()
+				b.ReportMetric(positions, "positions/s")
+				b.ReportMetric(positions*net.FLOPsPerPosition()/1e9, "GFLOP/s")
+				b.ReportMetric(float64(b.N*batch)*net.FLOPsPerPosition()/(cpuTime()-cpu0).Seconds()/1e9, "GFLOP/cpu-s")
+			})
+		}
+	}
+}
+
+func BenchmarkGorgoniaForward(b *testing.B) {
+	g := othello.Othello()
+	net, err := nn.New(g, nn.DefaultConfig(g), 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const batch = 32
+	gr, err := buildGraph(net, batch, false, false, 0, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := gorgoniaForward{gr: gr, vm: G.NewTapeMachine(gr.g, G.EvalMode())}
+	defer f.vm.Close()
+	inputs := encodeAll(envtest.RandomPositions(g, batch, 1))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, err := f.run(inputs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	positions := float64(b.N*batch) / b.Elapsed().Seconds()
+	b.ReportMetric(positions, "positions/s")
+	b.ReportMetric(positions*net.FLOPsPerPosition()/1e9, "GFLOP/s")
+}
+
+// BenchmarkTrainStep reports samples/s, and samples per CPU-second of
+// the process, which other work on a shared machine disturbs less.
+func BenchmarkTrainStep(b *testing.B) {
+	for _, g := range []fakeGame{fakeOthello, fakeYinsh} {
+		b.Run(g.Name(), func(b *testing.B) {
+			net, err := nn.New(g, nn.DefaultConfig(g), 1)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr, err := NewTrainer(net, nn.DefaultTrainConfig())
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch := fakeBatch(g, 128, 1)
+			if _, err := tr.Step(batch); err != nil { // builds the graph
+				b.Fatal(err)
+			}
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := tr.Step(batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N*128)/b.Elapsed().Seconds(), "samples/s")
+			b.ReportMetric(float64(b.N*128)/(cpuTime()-cpu0).Seconds(), "samples/cpu-s")
+		})
+	}
+}

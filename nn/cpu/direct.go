@@ -1,0 +1,252 @@
+package cpu
+
+import (
+	"os"
+	"strings"
+	"unsafe"
+
+	"github.com/flipzero/flipzero/nn"
+)
+
+// The direct convolution is the CPU evaluator's convolution where the CPU
+// has AVX-512 or AVX2: its kernels (direct_amd64.s) multiply each input
+// where it lies, so nothing is gathered (im2row) or packed (BLAS) first,
+// and the bias, skip and ReLU are applied while the output is in
+// registers.
+//
+// Activations are kept padded for it: each position is a (height+2) ×
+// (width+2) grid of pixels, each pixel its channels side by side, the
+// border pixels zero (written once, never again). A 3×3 kernel's inputs
+// for a pixel are then three runs of 3·channels contiguous values, one
+// per kernel row, at the same offsets from every pixel.
+
+// directTile is the argument block of a kernel: one tile of pixels by up
+// to one block of output channels. Its layout is read by the assembly
+// through go_asm.h.
+type directTile struct {
+	in, out, skip, w, bias unsafe.Pointer
+	// ldw is the bytes between consecutive rows of w.
+	ldw int64
+	// relu is nonzero to clear negative outputs.
+	relu int64
+	// mask (AVX-512) has a bit, and lanes (AVX2) a −1, for each real
+	// channel of the tile's last channel group.
+	mask  uint64
+	lanes [8]int32
+	// segOff and segLen are the runs of a pixel's inputs: bytes from the
+	// pixel's address in "in" and values; a run of length 0 ends them.
+	segOff, segLen [4]int64
+	// inOff and outOff are each pixel's address in "in" and in "out"
+	// (and "skip"), in bytes from their start; the AVX2 kernels read the
+	// first 4.
+	inOff, outOff [6]int64
+}
+
+// directArch is a set of kernels: a tile is pixels × up to groups groups
+// of lanes channels.
+type directArch struct {
+	name                  string
+	pixels, lanes, groups int
+}
+
+var (
+	archAVX512 = directArch{"AVX-512", 6, 16, 4}
+	archAVX2   = directArch{"AVX2", 4, 8, 3}
+)
+
+// weightSlack is the room the AVX2 kernels need after a folded
+// convolution's weights and biases: they read a channel group whole.
+const weightSlack = 8
+
+// directDefault is the kernel set evaluators use: the fastest this CPU
+// runs, unless FLIPZERO_CONV asks for another (avx2) or for the im2row +
+// matrix-multiply path (im2row), to compare them.
+func directDefault() (directArch, bool) {
+	archs := directArchs()
+	want := strings.ToLower(strings.TrimSpace(os.Getenv("FLIPZERO_CONV")))
+	if len(archs) == 0 || want == "im2row" {
+		return directArch{}, false
+	}
+	for _, arch := range archs {
+		if strings.ReplaceAll(strings.ToLower(arch.name), "-", "") == want {
+			return arch, true
+		}
+	}
+	return archs[0], true
+}
+
+// ConvInfo says how the CPU evaluator convolves, for people.
+func ConvInfo() string {
+	if arch, ok := directDefault(); ok {
+		return "direct (" + arch.name + " kernels)"
+	}
+	if len(directArchs()) > 0 {
+		return "im2row + matrix multiply (FLIPZERO_CONV=im2row)"
+	}
+	return "im2row + matrix multiply (no AVX2 or AVX-512 here)"
+}
+
+// directGeom is the padded layout of a batch for a kernel set.
+type directGeom struct {
+	arch directArch
+	// padWidth is the padded grid's width, padCells its pixels.
+	padWidth, padCells int
+	// pix lists the interior pixels of the batch, position by position,
+	// row by row, as indices into the padded activations.
+	pix []int32
+}
+
+func newDirectGeom(arch directArch, sh shape, batch int) directGeom {
+	pw, ph := sh.width+2, sh.height+2
+	g := directGeom{arch: arch, padWidth: pw, padCells: pw * ph}
+	g.pix = make([]int32, 0, batch*sh.cells())
+	for b := 0; b < batch; b++ {
+		for y := 0; y < sh.height; y++ {
+			for x := 0; x < sh.width; x++ {
+				g.pix = append(g.pix, int32(b*g.padCells+(y+1)*pw+x+1))
+			}
+		}
+	}
+	return g
+}
+
+// direct is an evaluator's state for the direct convolution.
+type direct struct {
+	directGeom
+	// in, x, y, z are padded activations: the encoded input and the tower's.
+	in, x, y, z []float32
+}
+
+func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
+	d := &direct{directGeom: newDirectGeom(arch, sh, maxBatch)}
+	n := maxBatch * d.padCells
+	d.in = make([]float32, n*sh.planes)
+	d.x = make([]float32, n*cfg.Filters)
+	d.y = make([]float32, n*cfg.Filters)
+	d.z = make([]float32, n*cfg.Filters)
+	return d
+}
+
+// load writes count encoded positions ((batch, planes, cells)) into the
+// padded input, channels side by side.
+func (d *direct) load(input []float32, sh shape, count int) {
+	cells := sh.cells()
+	for i, p := range d.pix[:count*cells] {
+		b, c := i/cells, i%cells
+		src := input[b*sh.planes*cells+c:]
+		dst := d.in[int(p)*sh.planes : (int(p)+1)*sh.planes]
+		for k := range dst {
+			dst[k] = src[k*cells]
+		}
+	}
+}
+
+// conv applies c to the interior pixels lo..hi-1 of src (padded, c.in
+// channels a pixel) into dst: padded, or compact (pixel after pixel,
+// c.out channels each) for the heads. Where skip is not nil (padded, like
+// dst) it is added before the ReLU. dst must not be skip.
+func (d *directGeom) conv(c *foldedConv, src, dst, skip []float32, lo, hi int, relu, compact bool) {
+	if cap(c.w) < len(c.w)+weightSlack || cap(c.b) < len(c.b)+weightSlack {
+		panic("nn: direct convolution of weights without room after them")
+	}
+	var t directTile
+	inStride, outStride := int64(c.in)*4, int64(c.out)*4
+	if c.kernel == 3 {
+		for ky := range 3 {
+			t.segOff[ky] = (int64(ky-1)*int64(d.padWidth) - 1) * inStride
+			t.segLen[ky] = int64(3 * c.in)
+		}
+	} else {
+		t.segLen[0] = int64(c.in)
+	}
+	t.in = unsafe.Pointer(&src[0])
+	t.ldw = outStride
+	if relu {
+		t.relu = 1
+	}
+	block := d.arch.lanes * d.arch.groups
+	for col := 0; col < c.out; col += block {
+		width := min(block, c.out-col)
+		groups := (width + d.arch.lanes - 1) / d.arch.lanes
+		real := width - d.arch.lanes*(groups-1)
+		t.mask = 1<<real - 1
+		for i := range t.lanes {
+			t.lanes[i] = 0
+			if i < real {
+				t.lanes[i] = -1
+			}
+		}
+		t.w, t.bias, t.out = unsafe.Pointer(&c.w[col]), unsafe.Pointer(&c.b[col]), unsafe.Pointer(&dst[col])
+		if skip != nil {
+			t.skip = unsafe.Pointer(&skip[col])
+		}
+		for first := lo; first < hi; first += d.arch.pixels {
+			// A last, partial tile repeats its last pixel: the same
+			// values are stored twice.
+			for r := range d.arch.pixels {
+				i := min(first+r, hi-1)
+				p := int64(d.pix[i])
+				t.inOff[r] = p * inStride
+				if compact {
+					t.outOff[r] = int64(i) * outStride
+				} else {
+					t.outOff[r] = p * outStride
+				}
+			}
+			directKernel(d.arch, groups, &t)
+		}
+	}
+}
+
+// directTrain is a training graph's 3×3 convolution (no bias, no ReLU:
+// batch norm follows) on the direct kernels: the NCHW batch is laid out
+// in padded pixels, convolved into compact pixels, and laid back out as
+// NCHW. Its buffers are kept from step to step; the borders of the
+// padded input are never written, so they stay zero.
+type directTrain struct {
+	geom   directGeom
+	padded []float32  // (batch·padCells, in)
+	out    []float32  // (batch·cells, out)
+	fc     foldedConv // the step's weights, packed for the kernels, zero bias
+}
+
+// run computes y = x ⊛ w for a batch of NCHW tensors, w packed by pack
+// into fc.w ((kernel·kernel·in, out) rows), with the batch split over the
+// cores.
+func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch int, x, y []float32, pack func(dst []float32)) {
+	cells := sh.cells()
+	if len(t.geom.pix) != batch*cells {
+		t.geom = newDirectGeom(arch, sh, batch)
+		t.padded = make([]float32, batch*t.geom.padCells*in)
+		t.out = make([]float32, batch*cells*out)
+		t.fc = foldedConv{kernel: kernel, in: in, out: out,
+			w: make([]float32, kernel*kernel*in*out, kernel*kernel*in*out+weightSlack),
+			b: make([]float32, out, out+weightSlack)}
+	}
+	pack(t.fc.w)
+	parallelFor(batch, 0, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			pix := t.geom.pix[b*cells : (b+1)*cells]
+			for c := 0; c < in; c++ {
+				plane := x[(b*in+c)*cells : (b*in+c+1)*cells]
+				for cell, v := range plane {
+					t.padded[int(pix[cell])*in+c] = v
+				}
+			}
+		}
+	})
+	parallelFor(batch*cells, 0, func(_, lo, hi int) {
+		t.geom.conv(&t.fc, t.padded, t.out, nil, lo, hi, false, true)
+	})
+	parallelFor(batch, 0, func(_, lo, hi int) {
+		for b := lo; b < hi; b++ {
+			rows := t.out[b*cells*out : (b+1)*cells*out]
+			for o := 0; o < out; o++ {
+				plane := y[(b*out+o)*cells : (b*out+o+1)*cells]
+				for cell := range plane {
+					plane[cell] = rows[cell*out+o]
+				}
+			}
+		}
+	})
+}

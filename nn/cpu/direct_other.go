@@ -1,0 +1,10 @@
+//go:build !amd64
+
+package cpu
+
+// directArchs: the direct convolution has kernels for amd64 only.
+func directArchs() []directArch { return nil }
+
+func directKernel(directArch, int, *directTile) {
+	panic("nn: no direct convolution kernels on this architecture")
+}

@@ -1,0 +1,149 @@
+package cpu
+
+import (
+	"github.com/flipzero/flipzero/nn"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/envtest"
+	"github.com/flipzero/flipzero/env/games"
+)
+
+// testGames are every registered game, with random positions from random
+// play, and fake games with the shapes of games whose engines live
+// elsewhere.
+func testGames(t *testing.T) []struct {
+	game   env.Game
+	states func(n int, seed uint64) []env.State
+} {
+	var out []struct {
+		game   env.Game
+		states func(n int, seed uint64) []env.State
+	}
+	for _, name := range games.Names() {
+		g, err := games.ByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, struct {
+			game   env.Game
+			states func(n int, seed uint64) []env.State
+		}{g, func(n int, seed uint64) []env.State { return envtest.RandomPositions(g, n, seed) }})
+	}
+	for _, g := range []fakeGame{fakeOthello, fakeYinsh} {
+		out = append(out, struct {
+			game   env.Game
+			states func(n int, seed uint64) []env.State
+		}{g, g.randomStates})
+	}
+	return out
+}
+
+// perturbBatchNorm gives every batch norm random scales, offsets and
+// running statistics, so that folding them is really exercised.
+func perturbBatchNorm(n *nn.Network, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	learn, stats := n.Learnables(), n.Statistics()
+	for _, c := range n.Describe().Convs() {
+		for i := 0; i < c.Out; i++ {
+			learn[c.Gamma].Data[i] = float32(0.5 + rng.Float64())
+			learn[c.Beta].Data[i] = float32(rng.NormFloat64() * 0.2)
+			stats[c.Mean].Data[i] = float32(rng.NormFloat64() * 0.3)
+			stats[c.Variance].Data[i] = float32(0.5 + 2*rng.Float64())
+		}
+	}
+}
+
+func encodeAll(states []env.State) []float32 {
+	p, h, w := states[0].Game().EncodedShape()
+	size := p * h * w
+	out := make([]float32, len(states)*size)
+	for i, s := range states {
+		s.Encode(out[i*size : (i+1)*size])
+	}
+	return out
+}
+
+func maxAbsDiff(a, b []float32) float64 {
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+	}
+	return d
+}
+
+// convPath is one of the evaluator's ways to convolve.
+type convPath struct {
+	name   string
+	arch   directArch
+	direct bool
+}
+
+// convPaths are the ways to convolve that this machine runs: im2row
+// everywhere, each direct kernel set the CPU has.
+func convPaths() []convPath {
+	paths := []convPath{{name: "im2row"}}
+	for _, arch := range directArchs() {
+		paths = append(paths, convPath{"direct " + arch.name, arch, true})
+	}
+	return paths
+}
+
+// TestEvaluatorMatchesGorgonia checks the fast forward pass, both ways
+// of convolving, against Gorgonia's on random positions of every game.
+func TestEvaluatorMatchesGorgonia(t *testing.T) {
+	for _, tg := range testGames(t) {
+		t.Run(tg.game.Name(), func(t *testing.T) {
+			cfg := nn.DefaultConfig(tg.game)
+			if testing.Short() {
+				cfg.Blocks = 1
+			}
+			n, err := nn.New(tg.game, cfg, 11)
+			if err != nil {
+				t.Fatal(err)
+			}
+			perturbBatchNorm(n, 5)
+			const count = 5
+			states := tg.states(count, 21)
+			inputs := encodeAll(states)
+			wantLogits, wantWDL, err := GorgoniaForward(n, inputs, count)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, path := range convPaths() {
+				ev, err := newEvaluator(n.Fold(), 8, path.arch, path.direct)
+				if err != nil {
+					t.Fatal(err)
+				}
+				logits, wdl, err := ev.Forward(inputs, count)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := maxAbsDiff(logits, wantLogits); d > 1e-4 || len(logits) != len(wantLogits) {
+					t.Errorf("%s: policy logits differ by %g (len %d vs %d)", path.name, d, len(logits), len(wantLogits))
+				}
+				if d := maxAbsDiff(wdl, wantWDL); d > 1e-4 || len(wdl) != len(wantWDL) {
+					t.Errorf("%s: value probabilities differ by %g", path.name, d)
+				}
+				// Both against the definition written as plain loops.
+				size := len(inputs) / count
+				naiveLogits, naiveWDL := naiveForward(n, inputs[:size])
+				if d := maxAbsDiff(naiveLogits, logits[:len(naiveLogits)]); d > 1e-4 {
+					t.Errorf("%s: policy logits differ from the plain-loop definition by %g", path.name, d)
+				}
+				if d := maxAbsDiff(naiveWDL, wdl[:3]); d > 1e-4 {
+					t.Errorf("%s: value probabilities differ from the plain-loop definition by %g", path.name, d)
+				}
+			}
+			spread := 0.0
+			for _, v := range wantLogits {
+				spread = max(spread, math.Abs(float64(v)))
+			}
+			if spread < 1e-2 {
+				t.Errorf("logits all near zero (max |logit| %g): the comparison proves nothing", spread)
+			}
+		})
+	}
+}

@@ -1,0 +1,115 @@
+package cpu
+
+import (
+	"fmt"
+	"github.com/flipzero/flipzero/nn"
+	"math"
+	"runtime"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/env/tictactoe"
+)
+
+// TestOwnOpsMatchGorgonia trains two copies of a network side by side,
+// one on the package's convolution (by im2col, or on each set of direct
+// kernels) and batch norm, one on Gorgonia's, and checks the losses,
+// every gradient, the running statistics and the weights after a few
+// steps agree, with one core and with several.
+func TestOwnOpsMatchGorgonia(t *testing.T) {
+	cases := []struct {
+		name  string
+		game  env.Game
+		cfg   nn.Config
+		batch nn.Batch
+	}{
+		{"tictactoe", tictactoe.Game{}, tinyConfig, randomBatch(tictactoe.Game{}, 6, 4)},
+		{"othello", fakeOthello, nn.Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}, fakeBatch(fakeOthello, 19, 2)},
+		{"othello-aux", fakeOthello, nn.Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8, Ownership: true, Score: true},
+			withAux(fakeBatch(fakeOthello, 19, 2), 19, 64, 3)},
+		{"othello-pooling-conv-policy", othello.Othello(), nn.Config{Blocks: 2, Filters: 8, PolicyFilters: 4, ValueFilters: 1, ValueHidden: 8, GlobalPooling: true, PolicyHead: "conv"},
+			randomBatch(othello.Othello(), 17, 5)},
+	}
+	// The package's convolutions by im2col + GEMM, and on each set of
+	// direct kernels the CPU has.
+	kernels := []*directArch{nil}
+	for _, arch := range directArchs() {
+		kernels = append(kernels, &arch)
+	}
+	for _, c := range cases {
+		for _, procs := range []int{1, 3} {
+			for _, k := range kernels {
+				name := c.name + "/im2col"
+				if k != nil {
+					name = c.name + "/" + k.name
+				}
+				name += fmt.Sprintf("/procs%d", procs)
+				t.Run(name, func(t *testing.T) { testOwnOpsMatchGorgonia(t, c.game, c.cfg, c.batch, procs, k) })
+			}
+		}
+	}
+}
+
+func testOwnOpsMatchGorgonia(t *testing.T, game env.Game, cfg nn.Config, batch nn.Batch, procs int, kernels *directArch) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	trainers := [2]*Trainer{}
+	for i := range trainers {
+		net, err := nn.New(game, cfg, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if trainers[i], err = NewTrainer(net, nn.DefaultTrainConfig()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	own, ref := trainers[0], trainers[1]
+	own.kernels = kernels
+	ref.gorgoniaOps = true
+	for step := 0; step < 3; step++ {
+		l1, g1, err := own.gradients(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l2, g2, err := ref.gradients(batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(l1.Policy, l2.Policy) || !near(l1.Value, l2.Value) || !near(l1.Ownership, l2.Ownership) || !near(l1.Score, l2.Score) {
+			t.Fatalf("step %d: losses %+v, Gorgonia's %+v", step, l1, l2)
+		}
+		for i, p := range own.net.Learnables() {
+			compare(t, "gradient of "+p.Name, g1[i], g2[i])
+		}
+		for i, p := range own.net.Statistics() {
+			compare(t, p.Name, p.Data, ref.net.Statistics()[i].Data)
+		}
+		for _, tr := range trainers {
+			if _, err := tr.Step(batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i, p := range own.net.Learnables() {
+		compare(t, p.Name+" after 3 steps", p.Data, ref.net.Learnables()[i].Data)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-4*(1+math.Abs(b)) }
+
+func compare(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	scale := 0.0
+	for _, v := range want {
+		scale = max(scale, math.Abs(float64(v)))
+	}
+	for i := range got {
+		if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1e-3+scale) && d > 1e-6 {
+			t.Errorf("%s[%d] = %g, Gorgonia's %g (largest %g)", what, i, got[i], want[i], scale)
+			return
+		}
+	}
+}
