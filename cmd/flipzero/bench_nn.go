@@ -15,7 +15,6 @@ import (
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/nn/cuda"
-	"github.com/flipzero/flipzero/nn/device"
 )
 
 func runBenchNN(ctx context.Context, args []string, io stdio) error {
@@ -61,7 +60,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
-	if gpu, ok := backend.(device.GPU); ok {
+	if gpu, ok := backend.(cuda.GPU); ok {
 		gpu.D.SetTF32(*tf32)
 		return benchNNGPU(ctx, gpu, g, cfg, batches, *trainBatch, budget, io)
 	}
@@ -150,7 +149,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 
 // benchNNGPU measures the network on the GPU: positions/s at each batch
 // size and training samples/s.
-func benchNNGPU(ctx context.Context, gpu device.GPU, g env.Game, cfg nn.Config, batches []int, trainBatch int, budget time.Duration, io stdio) error {
+func benchNNGPU(ctx context.Context, gpu cuda.GPU, g env.Game, cfg nn.Config, batches []int, trainBatch int, budget time.Duration, io stdio) error {
 	net, err := nn.New(g, cfg, 1)
 	if err != nil {
 		return err

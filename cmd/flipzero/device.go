@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/flipzero/flipzero/nn"
@@ -18,10 +19,19 @@ type deviceFlag struct {
 
 func addDeviceFlag(fs *flagSet) deviceFlag {
 	return deviceFlag{
-		name: fs.String("device", "auto", "what computes the network: "+device.Choices+
-			" (auto: an NVIDIA GPU when CUDA's driver, cuBLAS and cuDNN load and find one, else the CPU)"),
+		name:    fs.String("device", "auto", "what computes the network: "+deviceHelp()),
 		verbose: fs.Bool("verbose", false, "say in full what computes the network (libraries, versions) and why not a GPU"),
 	}
+}
+
+// deviceHelp lists the registered backends and what auto picks: "auto,
+// cuda or cpu (auto: an NVIDIA GPU, when …, else the CPU's cores)".
+func deviceHelp() string {
+	var abouts []string
+	for _, e := range device.Registered() {
+		abouts = append(abouts, e.About)
+	}
+	return device.Choices() + " (auto: " + strings.Join(abouts, "; else ") + ")"
 }
 
 // open starts the backend; say then tells log which it is, once the

@@ -15,9 +15,10 @@
 // training kernels, walking the network's typed description
 // (nn.Description), and gives the weights back through Sync. Both compute
 // every architecture option of nn.Config; nn/nntest's conformance suite
-// checks them against Gorgonia (nn/device runs it where a GPU answers). The kernels cuBLAS and cuDNN lack
-// are CUDA C in kernels.cu, compiled to PTX ahead of time (kernels.ptx) and
-// by the driver when a Device opens.
+// checks them against Gorgonia (TestGPUConformance, where a GPU answers).
+// GPU is the two behind nn.Backend. The kernels cuBLAS and cuDNN lack are
+// CUDA C in kernels.cu, compiled to PTX ahead of time (kernels.ptx) and by
+// the driver when a Device opens.
 package cuda
 
 import (

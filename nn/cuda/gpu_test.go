@@ -233,3 +233,17 @@ func TestGPUReload(t *testing.T) {
 		inf.Close()
 	}
 }
+
+// TestGPUConformance runs the backend conformance suite on the GPU,
+// where there is one: every architecture option's inference within 1e-4
+// of Gorgonia's, one training step within 1e-3, checkpoints resumed
+// across the CPU and the GPU.
+func TestGPUConformance(t *testing.T) {
+	d, err := Open()
+	if err != nil {
+		t.Skip("no CUDA GPU: " + err.Error())
+	}
+	defer d.Close()
+	t.Log(d.Name())
+	nntest.Run(t, GPU{D: d}, nntest.Options{})
+}

@@ -1,7 +1,7 @@
-// Package device chooses what computes the network — the CPU, or an
-// NVIDIA GPU through CUDA — by the name the command line's --device takes,
-// and adapts the CUDA backend to nn.Backend, so that the loop, the arena
-// and the engine never know which they have.
+// Package device is the registry of compute backends: each by the name
+// the command line's --device takes, what it computes on, and how it
+// starts — the one place a backend is chosen, so that the loop, the
+// arena, the engine and the workers never know which they have.
 package device
 
 import (
@@ -14,77 +14,72 @@ import (
 	"github.com/flipzero/flipzero/nn/cuda"
 )
 
-// Choices are the devices Open takes, as a flag's help lists them.
-const Choices = "auto, cpu or cuda"
+// Entry is a registered backend.
+type Entry struct {
+	// Name is what --device takes.
+	Name string
+	// About says what it computes on, for a flag's help.
+	About string
+	// Open starts it, or says in one line what is missing.
+	Open func() (nn.Backend, error)
+}
 
-// Open returns the backend named: "cpu"; "cuda", an error naming the
-// library or the GPU that is missing when it cannot start; or "auto", the
-// GPU when a CUDA driver and GPU answer and the CPU otherwise, with why in
-// note. The GPU runs every architecture the CPU does.
+// Registered lists the backends in the order "auto" tries them: the
+// fastest first, the CPU, which always starts, last. A backend runs every
+// architecture option (nn/nntest checks each on every backend present).
+func Registered() []Entry {
+	return []Entry{
+		{Name: "cuda", About: "an NVIDIA GPU, when CUDA's driver, cuBLAS and cuDNN load and find one", Open: openCUDA},
+		{Name: "cpu", About: "the CPU's cores", Open: func() (nn.Backend, error) { return cpu.Backend(), nil }},
+	}
+}
+
+func openCUDA() (nn.Backend, error) {
+	d, err := cuda.Open()
+	if err != nil {
+		return nil, err
+	}
+	return cuda.GPU{D: d}, nil
+}
+
+// Choices are the names Open takes, as a flag's help lists them: "auto,
+// cuda or cpu".
+func Choices() string {
+	names := []string{"auto"}
+	for _, e := range Registered() {
+		names = append(names, e.Name)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// Open returns the backend named, or an error naming what is missing when
+// it cannot start; "auto" is the first registered backend that starts,
+// with in note why each before it did not ("no GPU: …").
 func Open(name string) (backend nn.Backend, note string, err error) {
-	switch name {
-	case "cpu":
-		return cpu.Backend(), "", nil
-	case "cuda", "auto":
-		d, err := cuda.Open()
+	var notes []string
+	for _, e := range Registered() {
+		if name != "auto" && name != e.Name {
+			continue
+		}
+		b, err := e.Open()
 		if err == nil {
-			return GPU{D: d}, "", nil
+			return b, strings.Join(notes, "; "), nil
 		}
-		if name == "cuda" {
-			return nil, "", fmt.Errorf("--device cuda: %w", err)
+		if name == e.Name {
+			return nil, "", fmt.Errorf("--device %s: %w", name, err)
 		}
-		return cpu.Backend(), "no GPU: " + err.Error(), nil
+		notes = append(notes, "no "+noun(e.Name)+": "+err.Error())
 	}
-	return nil, "", fmt.Errorf("--device %q: want %s", name, Choices)
+	return nil, "", fmt.Errorf("--device %q: want %s", name, Choices())
 }
 
-// GPU is the CUDA backend as an nn.Backend.
-type GPU struct {
-	D *cuda.Device
-}
-
-// Name says which GPU and libraries compute.
-func (g GPU) Name() string { return "cuda (" + g.D.Name() + ")" }
-
-// Summary names the GPU alone, for the line every command starts with.
-func (g GPU) Summary() string {
-	gpu, _, _ := strings.Cut(g.D.Name(), ",")
-	return "cuda (" + gpu + ")"
-}
-
-// NewInference uploads the snapshot's weights for batches of up to
-// maxBatch positions.
-func (g GPU) NewInference(f *nn.Folded, maxBatch int) (nn.Inference, error) {
-	inf, err := g.D.NewInference(f.Layers(), maxBatch)
-	if err != nil {
-		return nil, err
+// noun is what a backend's absence is called in a note.
+func noun(name string) string {
+	if name == "cuda" {
+		return "GPU"
 	}
-	return inf, nil
+	return name
 }
-
-// Pipelines says that the GPU wants its inference gathered from every
-// search worker into large batches, two in flight (nn.Multiplexed).
-func (g GPU) Pipelines() int { return 2 }
-
-// NewTraining uploads the network and the optimizer's momentum.
-func (g GPU) NewTraining(s nn.TrainingState) (nn.Training, error) {
-	if err := s.CheckVelocity(); err != nil {
-		return nil, err
-	}
-	t, err := g.D.NewTrainer(s.Network, s.Config, s.Velocity)
-	if err != nil {
-		return nil, err
-	}
-	t.Resume(s.Steps)
-	return t, nil
-}
-
-var _ interface {
-	nn.Inference
-	io.Closer
-} = (*cuda.Inference)(nil)
-
-var _ nn.Training = (*cuda.Trainer)(nil)
 
 // Close releases what a backend's object holds on its device (GPU memory),
 // if it holds anything.

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/nn/cuda"
-	"github.com/flipzero/flipzero/nn/nntest"
 )
 
 func TestOpen(t *testing.T) {
@@ -36,16 +35,15 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// TestGPUConformance runs the backend conformance suite on the GPU,
-// where there is one: every architecture option's inference within 1e-4
-// of Gorgonia's, one training step within 1e-3, checkpoints resumed
-// across the CPU and the GPU.
-func TestGPUConformance(t *testing.T) {
-	d, err := cuda.Open()
-	if err != nil {
-		t.Skip("no CUDA GPU: " + err.Error())
+// TestChoices: the help names every registered backend and auto.
+func TestChoices(t *testing.T) {
+	got := Choices()
+	for _, e := range Registered() {
+		if !strings.Contains(got, e.Name) {
+			t.Errorf("choices %q leave out %s", got, e.Name)
+		}
 	}
-	defer d.Close()
-	t.Log(d.Name())
-	nntest.Run(t, GPU{D: d}, nntest.Options{})
+	if !strings.HasPrefix(got, "auto, ") {
+		t.Errorf("choices %q, want auto first", got)
+	}
 }
