@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/flipzero/flipzero/runfolder"
-	"github.com/flipzero/flipzero/selfplay"
 
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/flipzero/flipzero/data"
@@ -121,15 +119,26 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		return err
 	}
 
-	// Self-play's evaluators live as long as the run: a GPU's batching
-	// server keeps the algorithms and graphs it prepared for each batch
-	// size and takes each new network's weights in place.
-	var evals *nn.Evaluators
-	if opts.Remote == nil {
-		if evals, err = nn.NewEvaluators(opts.Backend, player, cfg.SelfPlay.WorkerCount(), cfg.SelfPlay.BatchSize); err != nil {
+	// The games come from the workers of other machines, or from this
+	// machine's self-play, one more source of the same kind. Its
+	// evaluators live as long as the run: a GPU's batching server keeps
+	// the algorithms and graphs it prepared for each batch size and takes
+	// each new network's weights in place.
+	source := opts.Remote
+	var local *localSelfPlay
+	if source == nil {
+		evals, err := nn.NewEvaluators(opts.Backend, player, cfg.SelfPlay.WorkerCount(), cfg.SelfPlay.BatchSize)
+		if err != nil {
 			return err
 		}
-		defer evals.Close()
+		playCtx, stopPlaying := context.WithCancel(ctx)
+		local = startLocalSelfPlay(playCtx, g, cfg, evals, run, opts.Seed, gen)
+		defer func() {
+			stopPlaying()
+			<-local.stopped
+			evals.Close()
+		}()
+		source = local
 	}
 
 	report := progress.New(opts.Progress)
@@ -160,9 +169,9 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		}
 		gen++
 		m, err := runGeneration(ctx, generation{
-			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player, evals: evals,
-			run: run, backend: opts.Backend, rng: rng, progress: report, seed: opts.Seed, status: status,
-			remote: opts.Remote, playerGen: best,
+			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player,
+			run: run, backend: opts.Backend, rng: rng, progress: report, status: status,
+			source: source, local: local, playerGen: best,
 			runBegan: runBegan, movesPerGame: movesPerGame(g, last),
 		})
 		if err != nil {
@@ -397,17 +406,17 @@ type generation struct {
 	trainer  nn.Training
 	average  *nn.Network // the average of the trained weights; nil: none
 	player   *nn.Folded  // the network that plays the games
-	evals    *nn.Evaluators
 	replay   *data.Replay
 	run      runfolder.Folder
 	backend  nn.Backend
 	rng      *rand.Rand
 	progress *progress.Reporter
-	seed     uint64
 	status   *statusFile
-	// remote supplies the games when self-play runs elsewhere; playerGen
-	// is the generation of player, which the workers are told.
-	remote    Remote
+	// source supplies the games: this machine's self-play (then local
+	// too) or the workers of other machines; playerGen is the
+	// generation of player, which the workers are told.
+	source    Remote
+	local     *localSelfPlay
 	playerGen int
 	// runBegan is when the run would have begun had it never stopped:
 	// the clock of a schedule in minutes.
@@ -420,46 +429,11 @@ type generation struct {
 func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, error) {
 	start := time.Now()
 	m := GenerationMetrics{Generation: gen.number, Time: start.UTC().Format(time.RFC3339)}
-	shard := gen.run.Shard(gen.number)
-	if gen.remote != nil {
-		gen.status.phase(gen.number, PhaseSelfPlay, gen.cfg.SelfPlay.Games, "games")
-	} else {
-		gen.status.phase(gen.number, PhaseSelfPlay, gen.cfg.SelfPlay.Games*gen.movesPerGame, "moves")
+	newSamples, err := collect(ctx, gen, &m)
+	if err != nil {
+		return m, err
 	}
-	var newSamples int
-	if gen.remote != nil {
-		n, err := collectRemote(ctx, gen, &m)
-		if err != nil {
-			return m, err
-		}
-		newSamples = n
-	} else if n, err := data.ShardSamples(shard, gen.game); err == nil {
-		// The previous run wrote this generation's games and was stopped
-		// before its checkpoint: the games are already in the window.
-		newSamples = n
-		m.Positions, m.Reused = n, true
-	} else {
-		samples, games, err := selfPlay(ctx, gen, &m)
-		if err != nil {
-			return m, err
-		}
-		if err := data.WriteShard(shard, gen.game, samples); err != nil {
-			return m, err
-		}
-		if err := os.MkdirAll(gen.run.Games(), 0o755); err != nil {
-			return m, fmt.Errorf("games: %w", err)
-		}
-		if err := writeGames(gen.run.GameRecords(gen.number), games); err != nil {
-			return m, err
-		}
-		gen.replay.Add(samples)
-		newSamples = len(samples)
-	}
-	playSeconds := time.Since(start).Seconds()
-	if playSeconds > 0 && !m.Reused {
-		m.PositionsS = float64(m.Positions) / playSeconds
-	}
-	m.SelfPlaySeconds = playSeconds
+	m.SelfPlaySeconds = time.Since(start).Seconds()
 	trainStart := time.Now()
 	if err := train(ctx, gen, newSamples, &m); err != nil {
 		return m, err
@@ -479,47 +453,6 @@ func runGeneration(ctx context.Context, gen generation) (GenerationMetrics, erro
 	m.Window = gen.replay.Len()
 	m.Seconds = time.Since(start).Seconds()
 	return m, nil
-}
-
-// selfPlay plays the generation's games with the current network, and
-// returns their positions and their record lines.
-func selfPlay(ctx context.Context, gen generation, m *GenerationMetrics) ([]data.Sample, []string, error) {
-	settings := gen.cfg.SelfPlay
-	seed := gen.seed ^ uint64(gen.number)*0x9e3779b97f4a7c15
-	// The games move in lockstep and end together, so the bar counts
-	// moves, of as many as the last generation's games made.
-	bar := gen.progress.StartEstimate(settings.Games*gen.movesPerGame, fmt.Sprintf("gen %d self-play moves", gen.number))
-	defer bar.Close()
-	moveStart := time.Now()
-	var moved atomic.Int64
-	settings.Progress = func(moves int, evaluations int64) {
-		bar.Add(moves)
-		gen.status.progress(int(moved.Add(int64(moves))))
-		if s := time.Since(moveStart).Seconds(); s > 0 {
-			bar.Note(fmt.Sprintf("%.0f evaluations/s", float64(evaluations)/s))
-		}
-	}
-	var samples []data.Sample
-	var games []string
-	var tally selfplay.Tally
-	start := time.Now()
-	if err := gen.evals.Reload(gen.player); err != nil {
-		return nil, nil, err
-	}
-	stats, err := selfplay.PlayGames(ctx, gen.game, gen.cfg.Search, settings, seed, gen.evals.New, func(r selfplay.GameRecord) {
-		samples = append(samples, r.Samples...)
-		games = append(games, FormatGame(gen.game, r))
-		tally.Add(r)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	m.Positions = len(samples)
-	m.count(tally, gen.game)
-	if s := time.Since(start).Seconds(); s > 0 {
-		m.EvalsS = float64(stats.Evaluations) / s
-	}
-	return samples, games, nil
 }
 
 // train takes the generation's training steps: enough that each new

@@ -3,8 +3,10 @@ package loop
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/flipzero/flipzero/data"
+	"github.com/flipzero/flipzero/internal/progress"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/selfplay"
 )
@@ -35,32 +37,95 @@ type RemoteGames struct {
 	Positions int
 }
 
-// collectRemote is selfPlay for games played elsewhere: it publishes the
-// self-play network, then adds the generation's games to the window as
-// they arrive. It returns how many new samples the generation has.
-func collectRemote(ctx context.Context, gen generation, m *GenerationMetrics) (int, error) {
-	if err := gen.remote.Publish(ctx, gen.playerGen, gen.player); err != nil {
+// collect publishes the self-play network, then adds the generation's
+// games to the window as its source hands them over. It returns how many
+// new samples the generation has.
+func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, error) {
+	if err := gen.source.Publish(ctx, gen.playerGen, gen.player); err != nil {
 		return 0, fmt.Errorf("publish the network: %w", err)
 	}
 	quota := gen.cfg.SelfPlay.Games
-	bar := gen.progress.Start(quota, fmt.Sprintf("gen %d games from workers", gen.number))
+	start := time.Now()
+	var bar *progress.Task
+	if gen.local != nil {
+		gen.status.phase(gen.number, PhaseSelfPlay, quota*gen.movesPerGame, "moves")
+		// The games move in lockstep and end together, so the bar counts
+		// moves, of as many as the last generation's games made.
+		bar = gen.progress.StartEstimate(quota*gen.movesPerGame, fmt.Sprintf("gen %d self-play moves", gen.number))
+		stop := followRound(gen, bar)
+		defer stop()
+	} else {
+		gen.status.phase(gen.number, PhaseSelfPlay, quota, "games")
+		bar = gen.progress.Start(quota, fmt.Sprintf("gen %d games from workers", gen.number))
+	}
 	defer bar.Close()
-	positions := 0
+	positions, stored := 0, true
 	var tally selfplay.Tally
-	err := gen.remote.Collect(ctx, gen.number, quota, func(b RemoteGames) {
+	err := gen.source.Collect(ctx, gen.number, quota, func(b RemoteGames) {
 		if !b.Stored {
 			gen.replay.Add(b.Samples)
 			b.Positions = len(b.Samples)
+			stored = false
 		}
 		positions += b.Positions
 		tally.Merge(b.Tally)
-		bar.Add(b.Games)
-		gen.status.progress(tally.Games)
+		if gen.local == nil {
+			bar.Add(b.Games)
+			gen.status.progress(tally.Games)
+		}
 	})
 	if err != nil {
 		return 0, err
 	}
 	m.Positions = positions
+	m.Reused = stored && gen.local != nil
 	m.count(tally, gen.game)
+	switch {
+	case gen.local == nil:
+		if s := time.Since(start).Seconds(); s > 0 {
+			m.PositionsS = float64(positions) / s
+		}
+	case !m.Reused:
+		// The round's own speed: it may have begun while the last
+		// generation trained.
+		_, evaluations, seconds := gen.local.progress(gen.number)
+		if seconds > 0 {
+			m.PositionsS = float64(positions) / seconds
+			m.EvalsS = float64(evaluations) / seconds
+		}
+	}
 	return positions, nil
+}
+
+// followRound moves bar and the status with this machine's round of
+// generation gen's games until stop is called.
+func followRound(gen generation, bar *progress.Task) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		shown := 0
+		for {
+			moves, evaluations, seconds := gen.local.progress(gen.number)
+			if moves > shown {
+				bar.Add(moves - shown)
+				gen.status.progress(moves)
+				shown = moves
+			}
+			if seconds > 0 {
+				bar.Note(fmt.Sprintf("%.0f evaluations/s", float64(evaluations)/seconds))
+			}
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }

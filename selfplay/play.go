@@ -62,6 +62,15 @@ type Settings struct {
 	// Workers run in parallel, each with its own evaluator (default 0:
 	// one per core).
 	Workers int `yaml:"workers"`
+	// Ahead is how many generations the loop's self-play may play ahead
+	// of its training: 0 plays a generation's games once the last has
+	// trained (self-play and training take turns, each with every core);
+	// 1 plays the next generation's games while the last trains, so that
+	// neither waits for the other and the cores the other leaves idle
+	// are used, with games played by a network one generation older
+	// (default 0, the synchronous loop, until matches decide). Workers
+	// on other machines always play ahead.
+	Ahead int `yaml:"ahead"`
 	// The move-choice temperature schedule (see mcts.Temperature).
 	mcts.Temperature `yaml:",inline"`
 	// A game is resigned when the mover's root value stays below
@@ -106,6 +115,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("batch_size: %d, must be 1..1024", s.BatchSize)
 	case s.Workers < 0 || s.Workers > 256:
 		return fmt.Errorf("workers: %d, must be 0..256 (0: one per core)", s.Workers)
+	case s.Ahead < 0 || s.Ahead > 1:
+		return fmt.Errorf("ahead: %d, must be 0 or 1 (generations self-play may play ahead of training)", s.Ahead)
 	case !(s.ResignThreshold >= -1 && s.ResignThreshold <= 0):
 		return fmt.Errorf("resign_threshold: %v, must be in [-1, 0] (-1: never resign)", s.ResignThreshold)
 	case s.ResignMoves < 0:

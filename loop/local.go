@@ -1,0 +1,219 @@
+package loop
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flipzero/flipzero/data"
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/runfolder"
+	"github.com/flipzero/flipzero/selfplay"
+)
+
+// localSelfPlay is the Remote of self-play on this machine: the same
+// kind of source of games as the workers of other machines, so that the
+// loop has one path. It plays each generation's games as one round with
+// the newest network the loop has published, writes them to the
+// generation's shard and game records, and hands them over when the loop
+// collects that generation.
+//
+// It may play ahead: with ahead 1 it plays the next generation's games
+// while the loop trains on the last, so that neither waits for the other
+// (the games are then played by a network one generation older); with 0
+// it plays a generation's games only once the loop asks for them. It
+// never plays further ahead than that, the back-pressure that keeps the
+// replay ratio: games no training would use for a while wait unplayed.
+type localSelfPlay struct {
+	game    env.Game
+	cfg     Config
+	evals   *nn.Evaluators
+	run     runfolder.Folder
+	seed    uint64
+	ahead   int
+	stopped chan struct{} // closed when the playing goroutine returns
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced at every change below
+	net     *nn.Folded    // the newest network published
+	asked   int           // the newest generation the loop has asked for
+	done    map[int]RemoteGames
+	err     error // why the playing goroutine stopped
+	// playing is the generation whose games are being played, and
+	// moves and evaluations how far its round has gone.
+	playing     int
+	moves       atomic.Int64
+	evaluations atomic.Int64
+	roundStart  time.Time
+	// finished is how each played round went, by generation.
+	finished map[int]roundStats
+}
+
+// roundStats is how a generation's round went.
+type roundStats struct {
+	moves       int
+	evaluations int64
+	seconds     float64
+}
+
+// startLocalSelfPlay starts playing the generations after gen (the newest
+// checkpoint's) once the first network is published; cancel ctx, then
+// wait on stopped, to stop it.
+func startLocalSelfPlay(ctx context.Context, g env.Game, cfg Config, evals *nn.Evaluators, run runfolder.Folder, seed uint64, gen int) *localSelfPlay {
+	s := &localSelfPlay{
+		game: g, cfg: cfg, evals: evals, run: run, seed: seed, ahead: cfg.SelfPlay.Ahead,
+		stopped: make(chan struct{}), changed: make(chan struct{}),
+		asked: gen, done: map[int]RemoteGames{}, finished: map[int]roundStats{},
+	}
+	go func() {
+		defer close(s.stopped)
+		err := s.play(ctx, gen+1)
+		s.update(func() { s.err = err })
+	}()
+	return s
+}
+
+// update changes the source's state under its lock and wakes its waiters.
+func (s *localSelfPlay) update(change func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	change()
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// wait blocks until ready holds (checked under the lock) or ctx ends.
+func (s *localSelfPlay) wait(ctx context.Context, ready func() bool) error {
+	for {
+		s.mu.Lock()
+		ok, changed := ready(), s.changed
+		s.mu.Unlock()
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
+}
+
+// Publish makes net the network of the rounds that start from now on.
+func (s *localSelfPlay) Publish(_ context.Context, _ int, net *nn.Folded) error {
+	s.update(func() { s.net = net })
+	return nil
+}
+
+// Collect hands over generation number's games once they are played.
+func (s *localSelfPlay) Collect(ctx context.Context, number, quota int, add func(RemoteGames)) error {
+	s.update(func() { s.asked = max(s.asked, number) })
+	var games RemoteGames
+	var failed error
+	err := s.wait(ctx, func() bool {
+		var ok bool
+		games, ok = s.done[number]
+		failed = s.err
+		return ok || failed != nil
+	})
+	if err != nil {
+		return err
+	}
+	if failed != nil && games.Games == 0 && !games.Stored {
+		return failed
+	}
+	s.update(func() {
+		delete(s.done, number)
+		delete(s.finished, number-1)
+	})
+	add(games)
+	return nil
+}
+
+// progress says how far generation number's round has gone: moves
+// played, positions evaluated and for how long; zero before it starts.
+func (s *localSelfPlay) progress(number int) (moves int, evaluations int64, seconds float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r, ok := s.finished[number]; ok {
+		return r.moves, r.evaluations, r.seconds
+	}
+	if s.playing != number {
+		return 0, 0, 0
+	}
+	return int(s.moves.Load()), s.evaluations.Load(), time.Since(s.roundStart).Seconds()
+}
+
+// play plays the rounds of generation first and after, each once the
+// loop has asked for the generation ahead of it (or for it, with ahead
+// 0) and a network is published.
+func (s *localSelfPlay) play(ctx context.Context, first int) error {
+	for number := first; ; number++ {
+		var net *nn.Folded
+		if err := s.wait(ctx, func() bool {
+			net = s.net
+			return net != nil && number <= s.asked+s.ahead
+		}); err != nil {
+			return err
+		}
+		games, err := s.round(ctx, number, net)
+		if err != nil {
+			return err
+		}
+		s.update(func() { s.done[number] = games })
+	}
+}
+
+// round plays generation number's games with net and writes them to the
+// run folder: its game records, then its shard, whose presence says the
+// generation's games are whole. A shard a stopped run left is taken as
+// it is.
+func (s *localSelfPlay) round(ctx context.Context, number int, net *nn.Folded) (RemoteGames, error) {
+	shard := s.run.Shard(number)
+	if n, err := data.ShardSamples(shard, s.game); err == nil {
+		return RemoteGames{Stored: true, Positions: n}, nil
+	}
+	settings := s.cfg.SelfPlay
+	s.update(func() {
+		s.playing, s.roundStart = number, time.Now()
+		s.moves.Store(0)
+		s.evaluations.Store(0)
+	})
+	settings.Progress = func(moves int, evaluations int64) {
+		s.moves.Add(int64(moves))
+		s.evaluations.Store(evaluations)
+	}
+	if err := s.evals.Reload(net); err != nil {
+		return RemoteGames{}, err
+	}
+	var games RemoteGames
+	var records []string
+	seed := s.seed ^ uint64(number)*0x9e3779b97f4a7c15
+	stats, err := selfplay.PlayGames(ctx, s.game, s.cfg.Search, settings, seed, s.evals.New, func(r selfplay.GameRecord) {
+		games.Samples = append(games.Samples, r.Samples...)
+		records = append(records, FormatGame(s.game, r))
+		games.Add(r)
+	})
+	if err != nil {
+		return RemoteGames{}, err
+	}
+	s.evaluations.Store(stats.Evaluations)
+	if err := os.MkdirAll(s.run.Games(), 0o755); err != nil {
+		return RemoteGames{}, fmt.Errorf("games: %w", err)
+	}
+	if err := writeGames(s.run.GameRecords(number), records); err != nil {
+		return RemoteGames{}, err
+	}
+	if err := data.WriteShard(shard, s.game, games.Samples); err != nil {
+		return RemoteGames{}, err
+	}
+	games.Positions = len(games.Samples)
+	s.update(func() {
+		s.finished[number] = roundStats{int(s.moves.Load()), stats.Evaluations, time.Since(s.roundStart).Seconds()}
+	})
+	return games, nil
+}
