@@ -814,3 +814,68 @@ func queuedNotStored(t *testing.T, ctx context.Context, nc *nats.Conn, run runfo
 	}
 	return len(queued)
 }
+
+// TestWorkerPausesWhenTheTrainerFallsBehind: with no trainer taking its
+// shards, a worker stops playing once a generation's games wait in the
+// stream (back-pressure), and plays again once the trainer takes them.
+func TestWorkerPausesWhenTheTrainerFallsBehind(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	url, _ := embedded(t, Auth{})
+	const quota = 24
+	run, net := newRun(t, quota)
+	var log syncBuffer
+	trainer, err := NewTrainer(connect(t, url, Auth{}), TrainerOptions{Run: run, Games: games.Builtin(), MaxStale: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trainer.Publish(ctx, 0, net); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	sentGames := 0
+	wctx, stopWorker := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- RunWorker(wctx, connect(t, url, Auth{}), WorkerOptions{Backend: cpu.Backend(),
+			Name: NameOf(string(run)), Games: games.Builtin(), Workers: 1, ID: "w", Seed: 1, Log: &log,
+			OnShard: func(_ string, games, _ int) {
+				mu.Lock()
+				sentGames += games
+				mu.Unlock()
+			},
+		})
+	}()
+	defer func() {
+		stopWorker()
+		<-done
+	}()
+	waitFor := func(what, line string) {
+		t.Helper()
+		for !strings.Contains(log.String(), line) {
+			if ctx.Err() != nil {
+				t.Fatalf("the worker never said it was %s\n%s", what, log.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitFor("pausing", "pausing")
+	mu.Lock()
+	paused := sentGames
+	mu.Unlock()
+	// One round of 16 games beyond a generation's worth at most.
+	if paused < quota || paused > quota+16 {
+		t.Errorf("paused after sending %d games, want between %d and %d", paused, quota, quota+16)
+	}
+	time.Sleep(time.Second)
+	mu.Lock()
+	later := sentGames
+	mu.Unlock()
+	if later != paused {
+		t.Fatalf("sent %d games while paused (%d before)", later-paused, paused)
+	}
+	if err := trainer.Collect(ctx, 1, quota, func(loop.RemoteGames) {}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("playing again", "caught up")
+}

@@ -125,6 +125,10 @@ type worker struct {
 	// and the network's architecture stay; evalsFor says for which.
 	evals    *nn.Evaluators
 	evalsFor string
+	// sentBytes and sentGames are what this worker's shards held: the
+	// size of a game in the shard stream, to count the games waiting
+	// there.
+	sentBytes, sentGames int64
 }
 
 func (w *worker) run(ctx context.Context) error {
@@ -150,6 +154,9 @@ func (w *worker) run(ctx context.Context) error {
 		return err
 	}
 	for round := uint64(0); ctx.Err() == nil; round++ {
+		if err := w.waitForRoom(ctx); err != nil {
+			break
+		}
 		w.mu.Lock()
 		latest := w.latest
 		w.mu.Unlock()
@@ -177,6 +184,53 @@ func (w *worker) run(ctx context.Context) error {
 	default:
 	}
 	return ctx.Err()
+}
+
+// waitForRoom holds the next round back while the shards waiting for the
+// trainer hold a generation's games or more: games played now would
+// queue behind them, reach the trainer played by a network too old to
+// train on, and be refused. Self-play pauses instead of playing games
+// that go stale (back-pressure). A queue it cannot read holds nothing
+// back.
+func (w *worker) waitForRoom(ctx context.Context) error {
+	told := false
+	for {
+		queued, err := w.queuedGames(ctx)
+		if err != nil || queued < w.cfg.SelfPlay.Games {
+			if told {
+				w.logf("worker %s: the trainer has caught up: playing again", w.opts.ID)
+			}
+			return ctx.Err()
+		}
+		if !told {
+			w.logf("worker %s: %d games wait for the trainer, a generation's worth: pausing", w.opts.ID, queued)
+			told = true
+		}
+		sleep(ctx, 250*time.Millisecond)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// queuedGames estimates the games in the shard stream, which the trainer
+// has not taken, from its bytes and the size of this worker's games; 0
+// before the worker has sent any.
+func (w *worker) queuedGames(ctx context.Context) (int, error) {
+	if w.sentGames == 0 || w.sentBytes == 0 {
+		return 0, nil
+	}
+	actx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	stream, err := w.js.Stream(actx, shardStream(w.opts.Name))
+	if err != nil {
+		return 0, err
+	}
+	info, err := stream.Info(actx)
+	if err != nil {
+		return 0, err
+	}
+	return int(int64(info.State.Bytes) * w.sentGames / w.sentBytes), nil
 }
 
 // watch follows the state key, keeping the newest and signalling each
@@ -422,6 +476,8 @@ func (w *worker) publish(ctx context.Context, games []selfplay.GameRecord) error
 		cancel()
 		if err == nil {
 			w.shards++
+			w.sentBytes += int64(len(body))
+			w.sentGames += int64(h.Games)
 			if w.opts.OnShard != nil {
 				w.opts.OnShard(h.Shard, h.Games, len(samples))
 			}
