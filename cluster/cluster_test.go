@@ -879,3 +879,49 @@ func TestWorkerPausesWhenTheTrainerFallsBehind(t *testing.T) {
 	}
 	waitFor("playing again", "caught up")
 }
+
+// TestShardsWaitingInTheStreamStayFresh: a shard is as fresh as when it
+// reached the server, whatever the trainer published while it waited; a
+// shard whose network was too old when it arrived is refused.
+func TestShardsWaitingInTheStreamStayFresh(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	url, _ := embedded(t, Auth{})
+	nc := connect(t, url, Auth{})
+	run, net := newRun(t, 2)
+	var log syncBuffer
+	trainer, err := NewTrainer(nc, TrainerOptions{Run: run, Games: games.Builtin(), MaxStale: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func() string {
+		t.Helper()
+		h, s := goodShard(t, trainer.runID, 0)
+		sendShard(t, ctx, nc, run, h.Shard, body(t, h, tictactoe.Game{}, s))
+		return h.Shard
+	}
+	if err := trainer.Publish(ctx, 0, net); err != nil {
+		t.Fatal(err)
+	}
+	waited := send()
+	for gen := 1; gen <= 2; gen++ {
+		if err := trainer.Publish(ctx, gen, net); err != nil {
+			t.Fatal(err)
+		}
+	}
+	late := send()
+	batch, err := trainer.cons.Fetch(2, jetstream.FetchMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []loop.RemoteGames
+	for msg := range batch.Messages() {
+		trainer.receive(ctx, 3, msg, func(b loop.RemoteGames) { got = append(got, b) })
+	}
+	if len(got) != 1 || trainer.stats.Refused != 1 {
+		t.Fatalf("%d shards taken and %d refused, want the one that waited taken and the late one refused\n%s", len(got), trainer.stats.Refused, log.String())
+	}
+	if !strings.Contains(log.String(), late) || strings.Contains(log.String(), waited+`" from`) {
+		t.Errorf("the late shard %s should be the one refused:\n%s", late, log.String())
+	}
+}

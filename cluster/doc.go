@@ -19,9 +19,13 @@
 // the newest network they have, and tag every shard with that network's
 // generation; the trainer counts the games it receives for a generation
 // and trains when it has the config's games_per_generation. A shard
-// played by a network more than MaxStale generations older than the
-// published one is refused (its games would teach what the network has
-// already outgrown), and a worker stops a round early when that happens.
+// played by a network more than MaxStale generations older than the one
+// published when the shard reached the server is refused (its games
+// would teach what the network has already outgrown), and a worker stops
+// a round early when that happens. A shard waiting in the stream stays
+// as fresh as it arrived: instead, workers pause while a generation's
+// games wait for the trainer (back-pressure), so that self-play never
+// runs further ahead of training than that.
 //
 // Nothing is lost or doubled: each shard has a random id, sent as the
 // message's Nats-Msg-Id (JetStream drops a republished copy within its

@@ -40,8 +40,9 @@ type State struct {
 	Generation int       `json:"generation"`
 	Model      string    `json:"model"`
 	Published  time.Time `json:"published"`
-	// MaxStale is how many generations older than Generation a shard's
-	// network may be and still be trained on.
+	// MaxStale is how many generations older than the generation
+	// published when a shard arrives its network may be and still be
+	// trained on.
 	MaxStale int `json:"max_stale"`
 }
 
@@ -56,7 +57,8 @@ type TrainerOptions struct {
 	Name  string // the run's name on the server (default NameOf(Run))
 	Games loop.Games
 	// MaxStale: shards played by a network more than this many
-	// generations older than the published one are refused (default 0
+	// generations older than the one published when they reached the
+	// server are refused (default 0
 	// means 0: only the newest network's games; the loop's flag defaults
 	// to 1 so that games in flight when a network is published count).
 	MaxStale int
@@ -93,7 +95,33 @@ type Trainer struct {
 	seen  map[string]bool
 	// published is the generation the workers were last told (-1: none).
 	published int
-	stats     Stats
+	// publications are the last generations published and when, by the
+	// server's clock: how old a shard's network was when it arrived.
+	publications []publication
+	stats        Stats
+}
+
+// publication is a generation published and when the server stored it.
+type publication struct {
+	generation int
+	at         time.Time
+}
+
+// keptPublications bounds the publications a trainer remembers: shards
+// wait in the stream for a generation or two, not for dozens.
+const keptPublications = 64
+
+// publishedWhen is the generation that was published when a shard
+// arrived at the server: the newest published at or before arrived, or
+// where the trainer knows of none that early (a shard from before it
+// started), the one published now.
+func (t *Trainer) publishedWhen(arrived time.Time) int {
+	for i := len(t.publications) - 1; i >= 0; i-- {
+		if p := t.publications[i]; !p.at.After(arrived) {
+			return p.generation
+		}
+	}
+	return t.published
 }
 
 var _ loop.Remote = (*Trainer)(nil)
@@ -265,14 +293,17 @@ func (t *Trainer) Publish(ctx context.Context, gen int, net *nn.Folded) error {
 	if err != nil {
 		return err
 	}
+	var revision uint64
 	err = t.retry(ctx, "put the run's state", func(ctx context.Context) error {
-		_, err := t.kv.Put(ctx, stateKey, value)
+		var err error
+		revision, err = t.kv.Put(ctx, stateKey, value)
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	t.published = gen
+	t.remember(ctx, gen, revision)
 	t.logf("published generation %d for the workers of run %s", gen, t.opts.Name)
 	// Old networks are no use to anyone: workers fetch the newest.
 	if old := gen - t.opts.MaxStale - 1; old >= 0 {
@@ -333,10 +364,30 @@ func (t *Trainer) Collect(ctx context.Context, number, quota int, add func(loop.
 	return nil
 }
 
+// remember notes when the server stored the state that published gen,
+// by the server's clock (the clock of the shards' arrival times too); by
+// the trainer's, if the server does not say.
+func (t *Trainer) remember(ctx context.Context, gen int, revision uint64) {
+	at := time.Now()
+	actx, cancel := context.WithTimeout(ctx, requestTimeout)
+	if entry, err := t.kv.GetRevision(actx, stateKey, revision); err == nil {
+		at = entry.Created()
+	}
+	cancel()
+	t.publications = append(t.publications, publication{gen, at})
+	if len(t.publications) > keptPublications {
+		t.publications = t.publications[len(t.publications)-keptPublications:]
+	}
+}
+
 // receive checks one message, stores it and acknowledges it; it returns
 // the games it added.
 func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, add func(loop.RemoteGames)) int {
-	h, samples, err := t.check(msg.Data())
+	current := t.published
+	if md, err := msg.Metadata(); err == nil {
+		current = t.publishedWhen(md.Timestamp)
+	}
+	h, samples, err := t.check(msg.Data(), current)
 	if err != nil {
 		t.stats.Refused++
 		t.stats.RefusedSamples += h.Samples
@@ -384,8 +435,12 @@ func (t *Trainer) receive(ctx context.Context, number int, msg jetstream.Msg, ad
 	return h.Games
 }
 
-// check decodes and checks a message against the run.
-func (t *Trainer) check(msg []byte) (ShardHeader, []data.Sample, error) {
+// check decodes and checks a message against the run. A shard's network
+// may be MaxStale generations older than current, the one published when
+// the shard arrived: a shard that waited in the stream while the trainer
+// caught up is as fresh as when it was sent, and workers pause while a
+// generation's games wait, which bounds the wait.
+func (t *Trainer) check(msg []byte, current int) (ShardHeader, []data.Sample, error) {
 	h, body, err := decodeHeader(msg)
 	if err != nil {
 		return h, nil, err
@@ -397,8 +452,8 @@ func (t *Trainer) check(msg []byte) (ShardHeader, []data.Sample, error) {
 		return h, nil, refuse("game %q, this run plays %q", h.Game, t.game.Name())
 	case h.Generation > t.published:
 		return h, nil, refuse("played by generation %d, newer than the published %d", h.Generation, t.published)
-	case h.Generation < t.published-t.opts.MaxStale:
-		return h, nil, refuse("played by generation %d, more than %d older than the published %d", h.Generation, t.opts.MaxStale, t.published)
+	case h.Generation < current-t.opts.MaxStale:
+		return h, nil, refuse("played by generation %d, more than %d older than generation %d, published when it arrived", h.Generation, t.opts.MaxStale, current)
 	}
 	samples, err := decodeSamples(h, body, t.game)
 	return h, samples, err
