@@ -52,13 +52,16 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 		// The games move in lockstep and end together, so the bar counts
 		// moves, of as many as the last generation's games made.
 		bar = gen.progress.StartEstimate(quota*gen.movesPerGame, fmt.Sprintf("gen %d self-play moves", gen.number))
+		defer bar.Close()
+		// Deferred after Close, so run before it: the round's last moves
+		// reach the bar before it closes.
 		stop := followRound(gen, bar)
 		defer stop()
 	} else {
 		gen.status.phase(gen.number, PhaseSelfPlay, quota, "games")
 		bar = gen.progress.Start(quota, fmt.Sprintf("gen %d games from workers", gen.number))
+		defer bar.Close()
 	}
-	defer bar.Close()
 	positions, stored := 0, true
 	var tally selfplay.Tally
 	err := gen.source.Collect(ctx, gen.number, quota, func(b RemoteGames) {
@@ -107,7 +110,7 @@ func followRound(gen generation, bar *progress.Task) (stop func()) {
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
 		shown := 0
-		for {
+		show := func() {
 			moves, evaluations, seconds := gen.local.progress(gen.number)
 			if moves > shown {
 				bar.Add(moves - shown)
@@ -117,8 +120,12 @@ func followRound(gen generation, bar *progress.Task) (stop func()) {
 			if seconds > 0 {
 				bar.Note(fmt.Sprintf("%.0f evaluations/s", float64(evaluations)/seconds))
 			}
+		}
+		for {
+			show()
 			select {
 			case <-done:
+				show() // the round's last moves, however short it was
 				return
 			case <-tick.C:
 			}
