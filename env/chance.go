@@ -44,6 +44,15 @@ func IsChance(s State) bool {
 	return ok && c.IsChance()
 }
 
+// Endgame is implemented by states of two-player games that can be
+// solved exactly near their end. Solved reports the winner under perfect
+// play by both sides (NoPlayer: a draw) when the position is within limit
+// of the end by the game's own measure (Othello: empty squares), and ok
+// false, at no cost, when it is not.
+type Endgame interface {
+	Solved(limit int) (winner Player, ok bool)
+}
+
 // Scorer is implemented by states of one-player games, whose result is a
 // score rather than a winner. Score and MaxScore are in the game's own
 // units (tokens captured, points); the helpers here turn them into the

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/env/yinsh"
 )
@@ -343,4 +344,86 @@ func TestSolverYinshBlitzProofsAreExact(t *testing.T) {
 		t.Errorf("proofs %v, want wins and losses both", counts)
 	}
 	t.Logf("proofs checked: %v", counts)
+}
+
+// othelloEndgame plays random moves from the start until empties squares
+// are left, on a position whose game is not over.
+func othelloEndgame(t *testing.T, empties int, seed uint64) env.State {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 11))
+	var legal []int
+	for tries := 0; tries < 100; tries++ {
+		s := othello.Othello().NewState()
+		for !s.Terminal() {
+			if e := emptySquares(s); e == empties {
+				return s
+			}
+			legal = s.LegalActions(legal)
+			s.Apply(legal[rng.IntN(len(legal))])
+		}
+	}
+	t.Fatalf("no game reached %d empty squares", empties)
+	return nil
+}
+
+func emptySquares(s env.State) int {
+	enc := make([]float32, 4*64)
+	s.Encode(enc)
+	n := 0
+	for c := 0; c < 64; c++ {
+		if enc[c] == 0 && enc[64+c] == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// TestEndgameSolveProvesTheRootsMoves: with endgame_solve, the moves of
+// an Othello position 9 squares from the end are proven on their first
+// visit, each as perfect play says, and a winning one is played.
+func TestEndgameSolveProvesTheRootsMoves(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		s := othelloEndgame(t, 9, seed)
+		cfg := solverConfig(PUCT)
+		cfg.EndgameSolve = 10
+		tree, err := NewTree(cfg, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tree.Search(context.Background(), Uniform{}, 64); err != nil {
+			t.Fatal(err)
+		}
+		var r Result
+		tree.Result(&r)
+		mover, anyWin := s.ToMove(), false
+		for _, c := range r.Children {
+			child := s.Clone()
+			child.Apply(c.Action)
+			w, ok := child.(env.Endgame).Solved(64)
+			if !ok {
+				t.Fatal("a position of 8 empty squares was not solved")
+			}
+			if want := proofFor(w, mover); c.Visits > 0 && c.Proof != want {
+				t.Errorf("seed %d: move %d proven %v, perfect play says %v", seed, c.Action, c.Proof, want)
+			}
+			anyWin = anyWin || proofFor(w, mover) == ProvenWin
+		}
+		if best := r.Children[bestIndex(r)]; anyWin && best.Proof != ProvenWin {
+			t.Errorf("seed %d: played %d (%v) with a proven win to hand", seed, best.Action, best.Proof)
+		}
+	}
+	cfg := solverConfig(PUCT)
+	cfg.Solver, cfg.EndgameSolve = false, 10
+	if err := cfg.Validate(); err == nil {
+		t.Error("endgame_solve without the solver accepted")
+	}
+}
+
+func bestIndex(r Result) int {
+	for i, c := range r.Children {
+		if c.Action == r.Best {
+			return i
+		}
+	}
+	return 0
 }

@@ -142,6 +142,7 @@ type Tree struct {
 	// applies to; see solver.go). ownStates and ownLegal are its
 	// scratch, one of each per decision it looks ahead.
 	solve     bool
+	endgame   int // Config.EndgameSolve where the game solves endgames; 0 otherwise
 	ownStates []env.State
 	ownLegal  [][]int
 }
@@ -167,6 +168,9 @@ func NewTree(cfg Config, root env.State) (*Tree, error) {
 	}
 	t.nodes = append(t.nodes, node{})
 	t.solve = cfg.Solver && solvable(root)
+	if _, ok := root.(env.Endgame); ok && t.solve {
+		t.endgame = cfg.EndgameSolve
+	}
 	t.choose = t.selectPUCT
 	if cfg.Mode == Gumbel {
 		t.gumbel = newGumbelState(g.ActionSpace())
@@ -337,14 +341,22 @@ descent:
 		t.undo(l.path)
 		return leafCollided
 	case unexpanded:
-		if !l.state.Terminal() {
-			n.status = awaiting
-			t.pending++
-			return leafWaiting
+		if l.state.Terminal() {
+			n.status, n.player = terminal, l.state.Winner()
+			over = true
+			break
 		}
-		n.status = terminal
-		n.player = l.state.Winner()
-		over = true
+		// The root is never marked: its moves stay there to choose from.
+		if t.endgame > 0 && id != 0 {
+			if w, ok := l.state.(env.Endgame).Solved(t.endgame); ok {
+				n.status, n.player = terminal, w
+				over = true
+				break
+			}
+		}
+		n.status = awaiting
+		t.pending++
+		return leafWaiting
 	}
 	if t.solve {
 		// The leaf is over or proven (its state need not be over): its

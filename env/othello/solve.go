@@ -1,6 +1,10 @@
 package othello
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/flipzero/flipzero/env"
+)
 
 // SolveExact returns the final disc margin (the player to move's discs
 // minus the opponent's, by WOF counting: empty squares go to the winner)
@@ -13,6 +17,24 @@ func (s *State) SolveExact() int {
 		return solveSingle(s.own, s.opp, -Squares, Squares)
 	}
 	return solveFull(s.own, s.opp, -Squares, Squares)
+}
+
+// Solved is the winner under perfect play when at most limit squares are
+// empty (env.Endgame): the search's exact endgame.
+func (s *State) Solved(limit int) (env.Player, bool) {
+	if bits.OnesCount64(^(s.own | s.opp)) > limit {
+		return env.NoPlayer, false
+	}
+	margin := s.SolveExact()
+	switch {
+	case margin > 0:
+		return s.toMove, true
+	case margin < 0:
+		return s.toMove.Other(), true
+	case s.variant == variantOthello:
+		return env.NoPlayer, true
+	}
+	return 1, true // reversi's tie goes to White
 }
 
 // finalMargin is the WOF margin of a finished game for the player with
