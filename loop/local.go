@@ -113,17 +113,16 @@ func (s *localSelfPlay) Publish(_ context.Context, _ int, net *nn.Folded) error 
 func (s *localSelfPlay) Collect(ctx context.Context, number, quota int, add func(RemoteGames)) error {
 	s.update(func() { s.asked = max(s.asked, number) })
 	var games RemoteGames
+	var played bool
 	var failed error
-	err := s.wait(ctx, func() bool {
-		var ok bool
-		games, ok = s.done[number]
+	if err := s.wait(ctx, func() bool {
+		games, played = s.done[number]
 		failed = s.err
-		return ok || failed != nil
-	})
-	if err != nil {
+		return played || failed != nil
+	}); err != nil {
 		return err
 	}
-	if failed != nil && games.Games == 0 && !games.Stored {
+	if !played {
 		return failed
 	}
 	s.update(func() {

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ func writeAheadConfig(t *testing.T, ahead int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(raw), "  workers: 0", "  workers: 0\n  ahead: "+string(rune('0'+ahead)), 1)
+	text := strings.Replace(string(raw), "  workers: 0", "  workers: 0\n  ahead: "+strconv.Itoa(ahead), 1)
 	if text == string(raw) {
 		t.Fatal("the tic-tac-toe config has no selfplay workers line to put ahead beside")
 	}

@@ -171,7 +171,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		m, err := runGeneration(ctx, generation{
 			number: gen, cfg: cfg, game: g, trainer: trainer, average: average, replay: replay, player: player,
 			run: run, backend: opts.Backend, rng: rng, progress: report, status: status,
-			source: source, local: local, playerGen: best,
+			source: source, playerGen: best,
 			runBegan: runBegan, movesPerGame: movesPerGame(g, last),
 		})
 		if err != nil {
@@ -412,11 +412,10 @@ type generation struct {
 	rng      *rand.Rand
 	progress *progress.Reporter
 	status   *statusFile
-	// source supplies the games: this machine's self-play (then local
-	// too) or the workers of other machines; playerGen is the
-	// generation of player, which the workers are told.
+	// source supplies the games: this machine's self-play or the
+	// workers of other machines; playerGen is the generation of player,
+	// which the workers are told.
 	source    Remote
-	local     *localSelfPlay
 	playerGen int
 	// runBegan is when the run would have begun had it never stopped:
 	// the clock of a schedule in minutes.

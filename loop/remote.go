@@ -46,8 +46,11 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 	}
 	quota := gen.cfg.SelfPlay.Games
 	start := time.Now()
+	// This machine's self-play reports its moves as it plays them;
+	// workers elsewhere, their games as they arrive.
+	local, _ := gen.source.(*localSelfPlay)
 	var bar *progress.Task
-	if gen.local != nil {
+	if local != nil {
 		gen.status.phase(gen.number, PhaseSelfPlay, quota*gen.movesPerGame, "moves")
 		// The games move in lockstep and end together, so the bar counts
 		// moves, of as many as the last generation's games made.
@@ -55,7 +58,7 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 		defer bar.Close()
 		// Deferred after Close, so run before it: the round's last moves
 		// reach the bar before it closes.
-		stop := followRound(gen, bar)
+		stop := followRound(gen, local, bar)
 		defer stop()
 	} else {
 		gen.status.phase(gen.number, PhaseSelfPlay, quota, "games")
@@ -72,7 +75,7 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 		}
 		positions += b.Positions
 		tally.Merge(b.Tally)
-		if gen.local == nil {
+		if local == nil {
 			bar.Add(b.Games)
 			gen.status.progress(tally.Games)
 		}
@@ -81,17 +84,17 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 		return 0, err
 	}
 	m.Positions = positions
-	m.Reused = stored && gen.local != nil
+	m.Reused = stored && local != nil
 	m.count(tally, gen.game)
 	switch {
-	case gen.local == nil:
+	case local == nil:
 		if s := time.Since(start).Seconds(); s > 0 {
 			m.PositionsS = float64(positions) / s
 		}
 	case !m.Reused:
 		// The round's own speed: it may have begun while the last
 		// generation trained.
-		_, evaluations, seconds := gen.local.progress(gen.number)
+		_, evaluations, seconds := local.progress(gen.number)
 		if seconds > 0 {
 			m.PositionsS = float64(positions) / seconds
 			m.EvalsS = float64(evaluations) / seconds
@@ -102,7 +105,7 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 
 // followRound moves bar and the status with this machine's round of
 // generation gen's games until stop is called.
-func followRound(gen generation, bar *progress.Task) (stop func()) {
+func followRound(gen generation, local *localSelfPlay, bar *progress.Task) (stop func()) {
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
@@ -111,7 +114,7 @@ func followRound(gen generation, bar *progress.Task) (stop func()) {
 		defer tick.Stop()
 		shown := 0
 		show := func() {
-			moves, evaluations, seconds := gen.local.progress(gen.number)
+			moves, evaluations, seconds := local.progress(gen.number)
 			if moves > shown {
 				bar.Add(moves - shown)
 				gen.status.progress(moves)

@@ -111,8 +111,11 @@ func SaveAveragedCheckpoint(path string, t Training, average *Network, metadata 
 	cfg := t.Config()
 	net := t.Network()
 	velocity := t.Velocity()
-	if err := (TrainingState{Network: net, Velocity: velocity}).CheckVelocity(); err != nil || velocity == nil {
-		return fmt.Errorf("checkpoint %s: the optimizer's momentum does not fit the network: %v", path, err)
+	if velocity == nil {
+		return fmt.Errorf("checkpoint %s: the trainer gave no momentum to save", path)
+	}
+	if err := (TrainingState{Network: net, Velocity: velocity}).CheckVelocity(); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	h := fileHeader{Step: t.Steps(), Optimizer: true, Train: &cfg, Metadata: metadata}
 	if average == nil {

@@ -47,7 +47,7 @@ func (f deviceFlag) open() (backend nn.Backend, say func(log io.Writer), err err
 
 // deviceLine is the line that says what computes: "flipzero: device cpu
 // (AVX-512); no GPU (--verbose says why)", or with verbose the backend's
-// full name and the reason the GPU did not start.
+// full name and the note on why the backends before it did not start.
 func deviceLine(backend nn.Backend, note string, verbose bool) string {
 	name := backend.Name()
 	if s, ok := backend.(interface{ Summary() string }); ok && !verbose {
@@ -59,7 +59,9 @@ func deviceLine(backend nn.Backend, note string, verbose bool) string {
 	case verbose:
 		return "flipzero: device " + name + "; " + note
 	}
-	return "flipzero: device " + name + "; no GPU (--verbose says why)"
+	// The note's first words, "no GPU", without the reason.
+	missing, _, _ := strings.Cut(note, ":")
+	return "flipzero: device " + name + "; " + missing + " (--verbose says why)"
 }
 
 // addSeedFlag is --seed for commands whose randomness need not repeat:

@@ -18,8 +18,9 @@ import (
 type Entry struct {
 	// Name is what --device takes.
 	Name string
-	// About says what it computes on, for a flag's help.
-	About string
+	// About says what it computes on, for a flag's help, and Device names
+	// that in a word, for a note saying it did not start ("no GPU").
+	About, Device string
 	// Open starts it, or says in one line what is missing.
 	Open func() (nn.Backend, error)
 }
@@ -29,8 +30,8 @@ type Entry struct {
 // architecture option (nn/nntest checks each on every backend present).
 func Registered() []Entry {
 	return []Entry{
-		{Name: "cuda", About: "an NVIDIA GPU, when CUDA's driver, cuBLAS and cuDNN load and find one", Open: openCUDA},
-		{Name: "cpu", About: "the CPU's cores", Open: func() (nn.Backend, error) { return cpu.Backend(), nil }},
+		{Name: "cuda", About: "an NVIDIA GPU, when CUDA's driver, cuBLAS and cuDNN load and find one", Device: "GPU", Open: openCUDA},
+		{Name: "cpu", About: "the CPU's cores", Device: "CPU", Open: func() (nn.Backend, error) { return cpu.Backend(), nil }},
 	}
 }
 
@@ -68,17 +69,9 @@ func Open(name string) (backend nn.Backend, note string, err error) {
 		if name == e.Name {
 			return nil, "", fmt.Errorf("--device %s: %w", name, err)
 		}
-		notes = append(notes, "no "+noun(e.Name)+": "+err.Error())
+		notes = append(notes, "no "+e.Device+": "+err.Error())
 	}
 	return nil, "", fmt.Errorf("--device %q: want %s", name, Choices())
-}
-
-// noun is what a backend's absence is called in a note.
-func noun(name string) string {
-	if name == "cuda" {
-		return "GPU"
-	}
-	return name
 }
 
 // Close releases what a backend's object holds on its device (GPU memory),
