@@ -79,7 +79,7 @@ func BenchmarkGorgoniaForward(b *testing.B) {
 		b.Fatal(err)
 	}
 	const batch = 32
-	gr, err := buildGraph(net, batch, false, false, 0, nil)
+	gr, err := buildGraph(net, batch, graphOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

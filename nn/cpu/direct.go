@@ -211,9 +211,9 @@ type directTrain struct {
 }
 
 // run computes y = x ⊛ w for a batch of NCHW tensors, w packed by pack
-// into fc.w ((kernel·kernel·in, out) rows), with the batch split over the
-// cores.
-func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch int, x, y []float32, pack func(dst []float32)) {
+// into fc.w ((kernel·kernel·in, out) rows), with the batch split over at
+// most workers cores.
+func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, workers int, x, y []float32, pack func(dst []float32)) {
 	cells := sh.cells()
 	if len(t.geom.pix) != batch*cells {
 		t.geom = newDirectGeom(arch, sh, batch)
@@ -224,7 +224,7 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch int,
 			b: make([]float32, out, out+weightSlack)}
 	}
 	pack(t.fc.w)
-	parallelFor(batch, 0, func(_, lo, hi int) {
+	parallelFor(batch, workers, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			pix := t.geom.pix[b*cells : (b+1)*cells]
 			for c := 0; c < in; c++ {
@@ -235,10 +235,10 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch int,
 			}
 		}
 	})
-	parallelFor(batch*cells, 0, func(_, lo, hi int) {
+	parallelFor(batch*cells, workers, func(_, lo, hi int) {
 		t.geom.conv(&t.fc, t.padded, t.out, nil, lo, hi, false, true)
 	})
-	parallelFor(batch, 0, func(_, lo, hi int) {
+	parallelFor(batch, workers, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			rows := t.out[b*cells*out : (b+1)*cells*out]
 			for o := 0; o < out; o++ {

@@ -5,7 +5,10 @@
 // heads' squared errors, L2 weight decay, SGD with momentum), built from
 // the network's typed description; its convolutions and batch norms are
 // this package's own Gorgonia operations, which keep their buffers
-// between steps and split each batch over all cores (GOMAXPROCS).
+// between steps. A step splits its batch into replicas, one a core
+// (GOMAXPROCS), each its own graph run side by side, their batch norms
+// sharing the whole batch's statistics (replicas.go): what one graph
+// would compute, on every core.
 // NewReferenceTrainer builds the same graph on Gorgonia's own operations:
 // the reference every backend is checked against (nn/nntest).
 //

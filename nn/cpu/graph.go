@@ -41,19 +41,28 @@ type graph struct {
 	stats   []nn.Tensor
 }
 
-// buildGraph builds the network's forward pass for batch positions. In
-// training mode batch norm normalizes with the batch's statistics and
-// updates its running statistics with bnMomentum; otherwise it uses the
-// running statistics.
-//
-// With ownOps the training graph's convolutions and batch norms are the
-// package's own operations (trainops.go), which update the Network's
-// running statistics directly; otherwise Gorgonia's, whose statistics
-// loadStats and storeStats copy.
-//
-// kernels, where not nil, are the direct convolution kernels that the
-// package's own 3×3 convolutions and their input gradients run on.
-func buildGraph(n *nn.Network, batch int, training, ownOps bool, bnMomentum float64, kernels *directArch) (*graph, error) {
+// graphOptions say what buildGraph builds.
+type graphOptions struct {
+	// training: batch norm normalizes with the batch's statistics and
+	// moves its running statistics by bnMomentum towards them; otherwise
+	// it uses the running statistics.
+	training   bool
+	bnMomentum float64
+	// ownOps: the training graph's convolutions and batch norms are the
+	// package's own operations (trainops.go), which update the Network's
+	// running statistics directly; otherwise Gorgonia's, whose statistics
+	// loadStats and storeStats copy.
+	ownOps bool
+	// kernels, where not nil, are the direct convolution kernels that the
+	// package's own 3×3 convolutions and their input gradients run on.
+	kernels *directArch
+	// replica is which replica of a data-parallel step the graph is
+	// (replicas.go), with the package's own operations; zero: alone.
+	replica replicaPart
+}
+
+// buildGraph builds the network's forward pass for batch positions.
+func buildGraph(n *nn.Network, batch int, opts graphOptions) (*graph, error) {
 	if batch < 1 {
 		return nil, fmt.Errorf("batch size %d, want at least 1", batch)
 	}
@@ -71,7 +80,8 @@ func buildGraph(n *nn.Network, batch int, training, ownOps bool, bnMomentum floa
 		gr.weights = append(gr.weights, G.NewTensor(gr.g, tensor.Float32, len(p.Shape), G.WithName(p.Name), G.WithValue(v)))
 	}
 
-	b := builder{gr: gr, learnables: learnables, training: training, ownOps: ownOps && training, momentum: bnMomentum, height: sh.height, width: sh.width, kernels: kernels}
+	b := builder{gr: gr, learnables: learnables, training: opts.training, ownOps: opts.ownOps && opts.training, momentum: opts.bnMomentum,
+		height: sh.height, width: sh.width, kernels: opts.kernels, replica: opts.replica}
 	x := b.convBN(gr.input, d.Stem, true)
 	for _, block := range d.Blocks {
 		y := b.convBN(x, block.A, true)
@@ -95,10 +105,10 @@ func buildGraph(n *nn.Network, batch int, training, ownOps bool, bnMomentum floa
 	if d.PolicyOut != nil {
 		gr.policy = b.convPolicy(p, d)
 	}
-	if training && d.Ownership != nil {
+	if opts.training && d.Ownership != nil {
 		gr.ownership = b.tanh(b.flatten(b.convBN(x, *d.Ownership, false)))
 	}
-	if training && d.Score != nil {
+	if opts.training && d.Score != nil {
 		gr.score = b.tanh(b.dense(v, *d.Score))
 	}
 	if b.err != nil {
@@ -119,6 +129,8 @@ type builder struct {
 	width      int
 	ws         *workspace // shared by the graph's own convolutions
 	kernels    *directArch
+	replica    replicaPart
+	bnLayers   int // the package's own batch norms built so far
 	err        error
 }
 
@@ -160,7 +172,7 @@ func (b *builder) ownConvBN(x *G.Node, c nn.ConvDesc, relu bool, skip *G.Node) *
 		return nil
 	}
 	if b.ws == nil {
-		b.ws = &workspace{}
+		b.ws = &workspace{procs: b.replica.procs}
 	}
 	w, stats := b.gr.weights, b.gr.stats
 	geom := convGeom{name: c.Name, kernel: c.Kernel, in: c.In, out: c.Out, height: b.height, width: b.width, ws: b.ws, kernels: b.kernels}
@@ -169,7 +181,9 @@ func (b *builder) ownConvBN(x *G.Node, c nn.ConvDesc, relu bool, skip *G.Node) *
 		b.err = fmt.Errorf("%s: %w", c.Name, err)
 		return nil
 	}
-	y, err = batchNorm(y, w[c.Gamma], w[c.Beta], skip, c.Name, stats[c.Mean].Data, stats[c.Variance].Data, b.momentum, relu)
+	sums := b.replica.sums(b.bnLayers, 2*c.Out+1)
+	b.bnLayers++
+	y, err = batchNorm(y, w[c.Gamma], w[c.Beta], skip, c.Name, stats[c.Mean].Data, stats[c.Variance].Data, b.momentum, relu, sums, b.replica.procs)
 	if err != nil {
 		b.err = fmt.Errorf("%s batch norm: %w", c.Name, err)
 		return nil
@@ -268,7 +282,7 @@ func (gr *graph) setInput(inputs []float32) {
 // it is the reference the Evaluator is checked against and a measure of
 // Gorgonia's speed, not the search's evaluator.
 func GorgoniaForward(n *nn.Network, inputs []float32, count int) (logits, wdl []float32, err error) {
-	gr, err := buildGraph(n, count, false, false, 0, nil)
+	gr, err := buildGraph(n, count, graphOptions{})
 	if err != nil {
 		return nil, nil, err
 	}

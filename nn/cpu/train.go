@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -13,9 +15,10 @@ import (
 
 const illegalLogit = -1e4
 
-// Trainer trains a network with Gorgonia: one graph and tape machine per
-// batch size, built on first use. It owns the network's weights while it
-// runs; it is not safe for concurrent use.
+// Trainer trains a network with Gorgonia: for each batch size, one graph
+// and tape machine per replica of a data-parallel step (replicas.go),
+// built on first use. It owns the network's weights while it runs; it is
+// not safe for concurrent use.
 type Trainer struct {
 	net *nn.Network
 	cfg nn.TrainConfig
@@ -25,7 +28,13 @@ type Trainer struct {
 	// velocity is the momentum buffer, parallel to net.learnables.
 	velocity [][]float32
 	steps    int64
-	graphs   map[int]*trainGraph
+	graphs   map[stepKey]*stepGraphs
+	// maxReplicas bounds the replicas of a data-parallel step (0: one
+	// per core).
+	maxReplicas int
+	// gradSum holds the replicas' gradients added up, parallel to
+	// learnables.
+	gradSum [][]float32
 	// gorgoniaOps builds graphs with Gorgonia's own convolution and batch
 	// norm: the reference the package's operations are tested against.
 	gorgoniaOps bool
@@ -36,7 +45,7 @@ type Trainer struct {
 }
 
 // trainGraph is the forward pass, the losses and their gradients for one
-// batch size.
+// replica: its share of a step's batch.
 type trainGraph struct {
 	gr *graph
 	vm G.VM
@@ -56,7 +65,7 @@ func NewTrainer(net *nn.Network, cfg nn.TrainConfig) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("train config: %w", err)
 	}
-	t := &Trainer{net: net, cfg: cfg, graphs: map[int]*trainGraph{}}
+	t := &Trainer{net: net, cfg: cfg, graphs: map[stepKey]*stepGraphs{}}
 	if arch, ok := directDefault(); ok {
 		t.kernels = &arch
 	}
@@ -125,17 +134,19 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 			t.steps+1, losses.Policy, losses.Value, losses.Ownership, losses.Score, losses.L2)
 	}
 	lr, mu, decay := float32(t.cfg.LearningRate), float32(t.cfg.Momentum), float32(2*t.cfg.WeightDecay)
-	for i, p := range t.learnables {
-		v, g := t.velocity[i], grads[i]
-		d := decay
-		if !p.Decay {
-			d = 0
+	parallelFor(len(t.learnables), 0, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p, v, g := t.learnables[i], t.velocity[i], grads[i]
+			d := decay
+			if !p.Decay {
+				d = 0
+			}
+			for j, w := range p.Data {
+				v[j] = mu*v[j] + g[j] + d*w
+				p.Data[j] = w - lr*v[j]
+			}
 		}
-		for j, w := range p.Data {
-			v[j] = mu*v[j] + g[j] + d*w
-			p.Data[j] = w - lr*v[j]
-		}
-	}
+	})
 	t.steps++
 	return losses, nil
 }
@@ -143,7 +154,7 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 // gradients runs the forward and backward passes on the batch, updates the
 // batch-norm running statistics and returns the losses (but L2) and the
 // gradient of their weighted sum for each learnable (valid until the next
-// call).
+// call). The batch is split over the step's replicas, run side by side.
 func (t *Trainer) gradients(b nn.Batch) (losses nn.Losses, grads [][]float32, err error) {
 	sh := t.shape
 	size := sh.planes * sh.cells()
@@ -154,101 +165,197 @@ func (t *Trainer) gradients(b nn.Batch) (losses nn.Losses, grads [][]float32, er
 	if err := b.Check(n, sh.actions, sh.cells()); err != nil {
 		return losses, nil, fmt.Errorf("training batch of %d: %w", n, err)
 	}
-	tg, err := t.graph(n)
+	sg, err := t.stepGraphs(n)
 	if err != nil {
 		return losses, nil, err
 	}
-	weightSum := 0.0
+	weightSum, auxSum := 0.0, 0.0
 	for i := 0; i < n; i++ {
 		weightSum += float64(b.Weight(i))
+		if b.Aux != nil && b.Aux[i] == 1 {
+			auxSum += float64(b.Weight(i))
+		}
 	}
 	if weightSum <= 0 {
 		return losses, nil, errors.New("training batch: the sample weights sum to zero")
 	}
-	tg.gr.setInput(b.Inputs)
-	copy(tg.maskData, b.Legal)
-	for i, m := range b.Legal {
+	if err := sg.run(b, weightSum, t.cfg); err != nil {
+		return losses, nil, err
+	}
+	for _, tg := range sg.replicas {
+		losses.Policy += scalar(tg.policyLoss)
+		losses.Value += scalar(tg.valueLoss)
+		if tg.ownLoss != nil {
+			losses.Ownership += scalar(tg.ownLoss)
+		}
+		if tg.scoreLoss != nil {
+			losses.Score += scalar(tg.scoreLoss)
+		}
+	}
+	// The weighted losses back to mean squared errors over the samples
+	// that have targets.
+	auxShare := auxSum / weightSum
+	losses.Ownership = meanSquares(losses.Ownership, t.cfg.OwnershipWeight*auxShare)
+	losses.Score = meanSquares(losses.Score, t.cfg.ScoreWeight*auxShare)
+	return losses, t.sumGradients(sg), nil
+}
+
+// meanSquares undoes an auxiliary loss's weight: 0 where nothing weighed.
+func meanSquares(loss, weight float64) float64 {
+	if weight <= 0 {
+		return 0
+	}
+	return loss / weight
+}
+
+// sumGradients returns the gradient of each learnable over the whole
+// batch: the one replica's, or the replicas' added up.
+func (t *Trainer) sumGradients(sg *stepGraphs) [][]float32 {
+	if len(sg.replicas) == 1 {
+		return sg.replicas[0].gradValues()
+	}
+	if t.gradSum == nil {
+		for _, p := range t.learnables {
+			t.gradSum = append(t.gradSum, make([]float32, len(p.Data)))
+		}
+	}
+	parts := make([][][]float32, len(sg.replicas))
+	for r, tg := range sg.replicas {
+		parts[r] = tg.gradValues()
+	}
+	parallelFor(len(t.gradSum), 0, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			sum := t.gradSum[i]
+			copy(sum, parts[0][i])
+			for _, p := range parts[1:] {
+				for j, v := range p[i] {
+					sum[j] += v
+				}
+			}
+		}
+	})
+	return t.gradSum
+}
+
+// gradValues are the graph's gradients of the last run, parallel to the
+// learnables.
+func (tg *trainGraph) gradValues() [][]float32 {
+	grads := make([][]float32, len(tg.grads))
+	for i, g := range tg.grads {
+		grads[i] = g.Value().Data().([]float32)
+	}
+	return grads
+}
+
+// stepKey names a step's graphs: its batch size and how many replicas
+// split it.
+type stepKey struct{ batch, replicas int }
+
+// stepGraphs are the graphs of one batch size, one per replica, replica
+// r computing samples bounds[r] to bounds[r+1].
+type stepGraphs struct {
+	replicas []*trainGraph
+	bounds   []int
+	group    *replicaGroup // nil for one replica
+	errs     []error
+}
+
+// run runs every replica's forward and backward pass on its samples of
+// b, each sample's targets weighted by its share of the whole batch's
+// weight, weightSum.
+func (sg *stepGraphs) run(b nn.Batch, weightSum float64, cfg nn.TrainConfig) error {
+	if sg.group == nil {
+		return sg.replicas[0].run(b, 0, sg.bounds[1], weightSum, cfg)
+	}
+	sg.group.start()
+	var wg sync.WaitGroup
+	for r := range sg.replicas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sg.errs[r] = sg.replicas[r].run(b, sg.bounds[r], sg.bounds[r+1], weightSum, cfg)
+			if sg.errs[r] != nil {
+				sg.group.fail()
+			}
+		}()
+	}
+	wg.Wait()
+	// The error of the replica that failed first, not the others' word
+	// that it did.
+	var failed error
+	for _, err := range sg.errs {
+		if err != nil && (failed == nil || errors.Is(failed, errReplicaFailed)) {
+			failed = err
+		}
+	}
+	return failed
+}
+
+// run loads samples lo to hi of b into the graph and runs its forward and
+// backward passes.
+func (tg *trainGraph) run(b nn.Batch, lo, hi int, weightSum float64, cfg nn.TrainConfig) error {
+	sh := tg.gr.shape
+	size, actions := sh.planes*sh.cells(), sh.actions
+	tg.gr.setInput(b.Inputs[lo*size : hi*size])
+	copy(tg.maskData, b.Legal[lo*actions:hi*actions])
+	for i, m := range tg.maskData {
 		tg.maskBiasData[i] = (1 - m) * illegalLogit
 	}
-	for i := 0; i < n; i++ {
+	for i := lo; i < hi; i++ {
 		w := float32(float64(b.Weight(i)) / weightSum)
-		for a := i * sh.actions; a < (i+1)*sh.actions; a++ {
-			tg.policyData[a] = b.Policy[a] * w
+		for a := i * actions; a < (i+1)*actions; a++ {
+			tg.policyData[a-lo*actions] = b.Policy[a] * w
 		}
 		for k := i * valueOutputs; k < (i+1)*valueOutputs; k++ {
-			tg.valueData[k] = b.Value[k] * w
+			tg.valueData[k-lo*valueOutputs] = b.Value[k] * w
 		}
 	}
-	auxShare := tg.setAuxTargets(b, n, sh.cells(), t.cfg)
+	tg.setAuxTargets(b, lo, hi, sh.cells(), weightSum, cfg)
 	if err := tg.gr.loadStats(); err != nil {
-		return losses, nil, err
+		return err
 	}
 	// Reset rewinds the tape; Gorgonia's batch norm also needs the fresh
 	// output buffers it gives.
 	tg.vm.Reset()
 	if err := tg.vm.RunAll(); err != nil {
-		return losses, nil, fmt.Errorf("training step: %w", err)
+		return fmt.Errorf("training step: %w", err)
 	}
 	tg.gr.storeStats()
-	grads = make([][]float32, len(tg.grads))
-	for i, g := range tg.grads {
-		grads[i] = g.Value().Data().([]float32)
-	}
-	losses = nn.Losses{Policy: scalar(tg.policyLoss), Value: scalar(tg.valueLoss)}
-	// The weighted losses back to mean squared errors over the samples
-	// that have targets.
-	if tg.ownLoss != nil && auxShare > 0 && t.cfg.OwnershipWeight > 0 {
-		losses.Ownership = scalar(tg.ownLoss) / (t.cfg.OwnershipWeight * auxShare)
-	}
-	if tg.scoreLoss != nil && auxShare > 0 && t.cfg.ScoreWeight > 0 {
-		losses.Score = scalar(tg.scoreLoss) / (t.cfg.ScoreWeight * auxShare)
-	}
-	return losses, grads, nil
+	return nil
 }
 
-// setAuxTargets fills the auxiliary heads' targets and weights for the
-// batch and returns the share of the batch's weight that has targets.
-// The weights make each head's loss the mean squared error over the
-// samples with targets (per cell for ownership), times the config's
-// weight, times that share: samples without targets neither count nor
+// setAuxTargets fills the auxiliary heads' targets and weights for samples
+// lo to hi of the batch, whose weights sum to weightSum. The weights make
+// each head's loss the mean squared error over the samples with targets
+// (per cell for ownership), times the config's weight, times their share
+// of the batch's weight: samples without targets neither count nor
 // dilute the others.
-func (tg *trainGraph) setAuxTargets(b nn.Batch, n, cells int, cfg nn.TrainConfig) (share float64) {
+func (tg *trainGraph) setAuxTargets(b nn.Batch, lo, hi, cells int, weightSum float64, cfg nn.TrainConfig) {
 	if tg.ownLoss == nil && tg.scoreLoss == nil {
-		return 0
+		return
 	}
 	clear(tg.ownWeight)
 	clear(tg.scoreWeight)
 	if b.Aux == nil {
-		return 0
+		return
 	}
-	total, with := 0.0, 0.0
-	for i := 0; i < n; i++ {
-		total += float64(b.Weight(i))
-		if b.Aux[i] == 1 {
-			with += float64(b.Weight(i))
-		}
-	}
-	if with == 0 {
-		return 0
-	}
-	for i := 0; i < n; i++ {
+	for i := lo; i < hi; i++ {
 		if b.Aux[i] != 1 {
 			continue
 		}
-		w := float64(b.Weight(i)) / total
+		w, j := float64(b.Weight(i))/weightSum, i-lo
 		if tg.ownLoss != nil {
-			copy(tg.ownTarget[i*cells:(i+1)*cells], b.Ownership[i*cells:(i+1)*cells])
+			copy(tg.ownTarget[j*cells:(j+1)*cells], b.Ownership[i*cells:(i+1)*cells])
 			ow := float32(w * cfg.OwnershipWeight / float64(cells))
-			for c := i * cells; c < (i+1)*cells; c++ {
+			for c := j * cells; c < (j+1)*cells; c++ {
 				tg.ownWeight[c] = ow
 			}
 		}
 		if tg.scoreLoss != nil {
-			tg.scoreTarget[i] = b.Margin[i]
-			tg.scoreWeight[i] = float32(w * cfg.ScoreWeight)
+			tg.scoreTarget[j] = b.Margin[i]
+			tg.scoreWeight[j] = float32(w * cfg.ScoreWeight)
 		}
 	}
-	return with / total
 }
 
 func scalar(n *G.Node) float64 {
@@ -261,12 +368,45 @@ func scalar(n *G.Node) float64 {
 	return math.NaN()
 }
 
-// use.
-func (t *Trainer) graph(n int) (*trainGraph, error) {
-	if tg, ok := t.graphs[n]; ok {
-		return tg, nil
+// stepGraphs returns the graphs of a step on n samples, building them on
+// first use: one replica per core with the package's own operations,
+// one graph with Gorgonia's.
+func (t *Trainer) stepGraphs(n int) (*stepGraphs, error) {
+	k := 1
+	if !t.gorgoniaOps {
+		k = replicaCount(n, t.maxReplicas)
 	}
-	gr, err := buildGraph(t.net, n, true, !t.gorgoniaOps, t.cfg.BatchNormMomentum, t.kernels)
+	key := stepKey{batch: n, replicas: k}
+	if sg, ok := t.graphs[key]; ok {
+		return sg, nil
+	}
+	sg := &stepGraphs{bounds: make([]int, k+1), errs: make([]error, k)}
+	var parts []replicaPart
+	if k == 1 {
+		parts = []replicaPart{{}}
+	} else {
+		sg.group = newReplicaGroup(k)
+		layers := &[]*[2][][]float64{}
+		procs := (runtime.GOMAXPROCS(0) + k - 1) / k
+		for r := range k {
+			parts = append(parts, replicaPart{group: sg.group, rank: r, procs: procs, layers: layers})
+		}
+	}
+	for r, part := range parts {
+		sg.bounds[r+1] = (r + 1) * n / k
+		tg, err := t.graph(sg.bounds[r+1]-sg.bounds[r], part)
+		if err != nil {
+			return nil, err
+		}
+		sg.replicas = append(sg.replicas, tg)
+	}
+	t.graphs[key] = sg
+	return sg, nil
+}
+
+// graph builds the training graph of one replica, on n samples.
+func (t *Trainer) graph(n int, part replicaPart) (*trainGraph, error) {
+	gr, err := buildGraph(t.net, n, graphOptions{training: true, bnMomentum: t.cfg.BatchNormMomentum, ownOps: !t.gorgoniaOps, kernels: t.kernels, replica: part})
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +465,6 @@ func (t *Trainer) graph(n int) (*trainGraph, error) {
 		return nil, fmt.Errorf("build training gradients: %w", err)
 	}
 	tg.vm = G.NewTapeMachine(gr.g)
-	t.graphs[n] = tg
 	return tg, nil
 }
 

@@ -55,11 +55,12 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// scratch returns per-worker buffers of n values each.
-func scratch(bufs [][]float32, n int) [][]float32 {
-	for len(bufs) < runtime.GOMAXPROCS(0) {
+// scratch returns buffers of n values each for workers workers.
+func scratch(bufs [][]float32, n, workers int) [][]float32 {
+	for len(bufs) < workers {
 		bufs = append(bufs, nil)
 	}
+	bufs = bufs[:workers]
 	for i := range bufs {
 		bufs[i] = grow(bufs[i], n)
 	}
@@ -84,13 +85,26 @@ func dense4(data []float32, s ...int) *tensor.Dense {
 // cores × layers.
 type workspace struct {
 	cols, prod, partial [][]float32
+	// procs bounds the workers, the cores the graph's operations split
+	// their work over (0: GOMAXPROCS): a replica of a data-parallel step
+	// gets its share of the cores.
+	procs int
 }
 
-// buffers sizes the workspace for GOMAXPROCS workers and returns them.
+// workers is how many workers the graph's operations split over.
+func (ws *workspace) workers() int {
+	if ws.procs > 0 {
+		return min(ws.procs, runtime.GOMAXPROCS(0))
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// buffers sizes the workspace for its workers and returns them.
 func (ws *workspace) buffers(cols, prod, partial int) (c, p, q [][]float32) {
-	ws.cols = scratch(ws.cols, cols)
-	ws.prod = scratch(ws.prod, prod)
-	ws.partial = scratch(ws.partial, partial)
+	w := ws.workers()
+	ws.cols = scratch(ws.cols, cols, w)
+	ws.prod = scratch(ws.prod, prod, w)
+	ws.partial = scratch(ws.partial, partial, w)
 	return ws.cols, ws.prod, ws.partial
 }
 
@@ -261,7 +275,7 @@ func (op *convOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	op.y = grow(op.y, batch*op.out*cells)
 	if op.direct() {
-		op.dt.run(*op.kernels, op.shape(), op.kernel, op.in, op.out, batch, x, op.y, func(dst []float32) { op.packWeights(w, dst, false) })
+		op.dt.run(*op.kernels, op.shape(), op.kernel, op.in, op.out, batch, op.ws.workers(), x, op.y, func(dst []float32) { op.packWeights(w, dst, false) })
 		return dense4(op.y, batch, op.out, op.height, op.width), nil
 	}
 	group := op.groupImages()
@@ -331,7 +345,7 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	op.dx = grow(op.dx, batch*op.in*cells)
 	if op.direct() {
-		op.dt.run(*op.kernels, op.shape(), op.kernel, op.out, op.in, batch, dy, op.dx, func(dst []float32) { op.packWeights(w, dst, true) })
+		op.dt.run(*op.kernels, op.shape(), op.kernel, op.out, op.in, batch, op.ws.workers(), dy, op.dx, func(dst []float32) { op.packWeights(w, dst, true) })
 		return dense4(op.dx, batch, op.in, op.height, op.width), nil
 	}
 	kk := op.kernel * op.kernel
@@ -438,8 +452,14 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 // batch's, with the unbiased variance, as Gorgonia's BatchNormOp does.
 // With relu a ReLU follows, in the same pass; with a skip, a residual
 // block's end: ReLU(batch norm + skip).
-func batchNorm(x, gamma, beta, skip *G.Node, name string, mean, variance []float32, momentum float64, relu bool) (*G.Node, error) {
-	st := &bnState{name: name, runningMean: mean, runningVar: variance, momentum: momentum, relu: relu || skip != nil, skip: skip != nil}
+//
+// In a replica of a data-parallel step, sums shares the per-channel sums
+// with the other replicas' batch norms of the same layer, so that the
+// statistics and the gradients are the whole batch's; procs bounds the
+// cores its loops split over (0: all).
+func batchNorm(x, gamma, beta, skip *G.Node, name string, mean, variance []float32, momentum float64, relu bool, sums channelSums, procs int) (*G.Node, error) {
+	st := &bnState{name: name, runningMean: mean, runningVar: variance, momentum: momentum, relu: relu || skip != nil, skip: skip != nil,
+		sums: sums, procs: procs}
 	if skip != nil {
 		return G.ApplyOp(&bnOp{bnState: st}, x, gamma, beta, skip)
 	}
@@ -454,11 +474,20 @@ type bnState struct {
 	runningMean, runningVar []float32
 	momentum                float64
 	relu, skip              bool
-	mean, invStd            []float64
-	y                       []float32
-	// forwards counts forward passes; sums are of the one numbered summed.
+	sums                    channelSums
+	procs                   int
+	// count is the values each channel's statistics are over (the whole
+	// batch's, over the replicas).
+	count        float64
+	mean, invStd []float64
+	y            []float32
+	// forwards counts forward passes; sums are of the one numbered summed:
+	// sumDy and sumDyXhat over this graph's samples (the gradients of γ
+	// and β), allDy and allDyXhat over the whole batch's (that of x).
 	forwards, summed int
 	sumDy, sumDyXhat []float64
+	allDy, allDyXhat []float64
+	local, total     []float64 // reduction buffers, 2·channels + 1
 }
 
 type bnOp struct {
@@ -528,11 +557,13 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 	if len(op.mean) != channels {
 		op.mean, op.invStd = make([]float64, channels), make([]float64, channels)
 		op.sumDy, op.sumDyXhat = make([]float64, channels), make([]float64, channels)
+		op.allDy, op.allDyXhat = make([]float64, channels), make([]float64, channels)
+		op.local, op.total = make([]float64, 2*channels+1), make([]float64, 2*channels+1)
 	}
 	op.forwards++
-	n := float64(batch * cells)
-	mom := op.momentum
-	parallelFor(channels, 0, func(_, lo, hi int) {
+	// The mean: each channel's sum and the count, over the replicas.
+	local, total := op.local[:channels+1], op.total[:channels+1]
+	parallelFor(channels, op.procs, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			sum := 0.0
 			for b := 0; b < batch; b++ {
@@ -540,41 +571,74 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 					sum += float64(v)
 				}
 			}
-			mean := sum / n
-			ss := 0.0
+			local[c] = sum
+		}
+	})
+	local[channels] = float64(batch * cells)
+	if err := op.sums.allReduce(local, total); err != nil {
+		return nil, fmt.Errorf("%s batch norm: %w", op.name, err)
+	}
+	n := total[channels]
+	op.count = n
+	for c := range channels {
+		op.mean[c] = total[c] / n
+	}
+	// The variance: squares about the whole batch's mean.
+	local, total = op.local[:channels], op.total[:channels]
+	parallelFor(channels, op.procs, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			mean, ss := op.mean[c], 0.0
 			for b := 0; b < batch; b++ {
 				for _, v := range x[(b*channels+c)*cells : (b*channels+c+1)*cells] {
 					d := float64(v) - mean
 					ss += d * d
 				}
 			}
+			local[c] = ss
+		}
+	})
+	if err := op.sums.allReduce(local, total); err != nil {
+		return nil, fmt.Errorf("%s batch norm: %w", op.name, err)
+	}
+	mom, moveStats := op.momentum, op.sums.ownsStatistics()
+	parallelFor(channels, op.procs, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			mean, ss := op.mean[c], total[c]
 			invStd := 1 / math.Sqrt(ss/n+bnEpsilon)
-			op.mean[c], op.invStd[c] = mean, invStd
-			op.runningMean[c] = float32(mom*mean + (1-mom)*float64(op.runningMean[c]))
-			op.runningVar[c] = float32(mom*ss/max(n-1, 1) + (1-mom)*float64(op.runningVar[c]))
-			scale := float32(float64(gamma[c]) * invStd)
-			shift := beta[c] - float32(mean)*scale
-			for b := 0; b < batch; b++ {
-				i := (b*channels + c) * cells
-				dst := op.y[i : i+cells]
-				if op.skip {
-					sk := skip[i : i+cells]
-					for j, v := range x[i : i+cells] {
-						dst[j] = max(v*scale+shift+sk[j], 0)
-					}
-				} else if op.relu {
-					for j, v := range x[i : i+cells] {
-						dst[j] = max(v*scale+shift, 0)
-					}
-				} else {
-					for j, v := range x[i : i+cells] {
-						dst[j] = v*scale + shift
-					}
-				}
+			op.invStd[c] = invStd
+			if moveStats {
+				op.runningMean[c] = float32(mom*mean + (1-mom)*float64(op.runningMean[c]))
+				op.runningVar[c] = float32(mom*ss/max(n-1, 1) + (1-mom)*float64(op.runningVar[c]))
 			}
+			op.normalize(x, skip, gamma[c], beta[c], c, batch, channels, cells)
 		}
 	})
 	return dense4(op.y, xs...), nil
+}
+
+// normalize writes channel c's output: x scaled and shifted, plus the
+// skip and through the ReLU where the batch norm has them.
+func (op bnOp) normalize(x, skip []float32, gamma, beta float32, c, batch, channels, cells int) {
+	scale := float32(float64(gamma) * op.invStd[c])
+	shift := beta - float32(op.mean[c])*scale
+	for b := 0; b < batch; b++ {
+		i := (b*channels + c) * cells
+		dst := op.y[i : i+cells]
+		if op.skip {
+			sk := skip[i : i+cells]
+			for j, v := range x[i : i+cells] {
+				dst[j] = max(v*scale+shift+sk[j], 0)
+			}
+		} else if op.relu {
+			for j, v := range x[i : i+cells] {
+				dst[j] = max(v*scale+shift, 0)
+			}
+		} else {
+			for j, v := range x[i : i+cells] {
+				dst[j] = v*scale + shift
+			}
+		}
+	}
 }
 
 func (op bnOp) DiffWRT(n int) []bool {
@@ -629,6 +693,40 @@ func (op *bnGradOp) WriteHash(h hash.Hash) {
 func (op *bnGradOp) Hashcode() uint32 { return opHash(op) }
 func (op *bnGradOp) String() string   { return fmt.Sprintf("BatchNormGrad%d %s", op.which, op.name) }
 
+// sumGradients computes the per-channel sums of dy and dy·x̂ that the
+// gradients need, over this graph's samples and over the whole batch,
+// once a forward pass.
+func (op *bnGradOp) sumGradients(x, y, dy []float32, batch, channels, cells int) error {
+	op.summed = op.forwards
+	parallelFor(channels, op.procs, func(_, lo, hi int) {
+		for c := lo; c < hi; c++ {
+			mean, invStd := op.mean[c], op.invStd[c]
+			sumDy, sumDyX := 0.0, 0.0
+			for b := 0; b < batch; b++ {
+				i := (b*channels + c) * cells
+				g, out := dy[i:i+cells], y[i:i+cells]
+				for j, v := range x[i : i+cells] {
+					if !op.relu || out[j] > 0 {
+						sumDy += float64(g[j])
+						sumDyX += float64(g[j]) * float64(v)
+					}
+				}
+			}
+			op.sumDy[c] = sumDy
+			op.sumDyXhat[c] = (sumDyX - mean*sumDy) * invStd
+		}
+	})
+	local, total := op.local[:2*channels], op.total[:2*channels]
+	copy(local, op.sumDy)
+	copy(local[channels:], op.sumDyXhat)
+	if err := op.sums.allReduce(local, total); err != nil {
+		return fmt.Errorf("%s batch norm gradient: %w", op.name, err)
+	}
+	copy(op.allDy, total[:channels])
+	copy(op.allDyXhat, total[channels:])
+	return nil
+}
+
 func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 	x, xs, err := float32s(in[0], op.name)
 	if err != nil {
@@ -668,27 +766,10 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 		}
 		return dense4(op.out, xs...), nil
 	}
-	n := float64(batch * cells)
 	if op.summed != op.forwards {
-		op.summed = op.forwards
-		parallelFor(channels, 0, func(_, lo, hi int) {
-			for c := lo; c < hi; c++ {
-				mean, invStd := op.mean[c], op.invStd[c]
-				sumDy, sumDyX := 0.0, 0.0
-				for b := 0; b < batch; b++ {
-					i := (b*channels + c) * cells
-					g, out := dy[i:i+cells], y[i:i+cells]
-					for j, v := range x[i : i+cells] {
-						if !op.relu || out[j] > 0 {
-							sumDy += float64(g[j])
-							sumDyX += float64(g[j]) * float64(v)
-						}
-					}
-				}
-				op.sumDy[c] = sumDy
-				op.sumDyXhat[c] = (sumDyX - mean*sumDy) * invStd
-			}
-		})
+		if err := op.sumGradients(x, y, dy, batch, channels, cells); err != nil {
+			return nil, err
+		}
 	}
 	switch op.which {
 	case 1:
@@ -702,14 +783,17 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 		}
 		return dense4(op.out, gs...), nil
 	}
-	parallelFor(channels, 0, func(_, lo, hi int) {
+	// The whole batch's sums and count: in a replica, x's gradient
+	// includes what its samples did to the other replicas' statistics.
+	n := op.count
+	parallelFor(channels, op.procs, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			mean, invStd := op.mean[c], op.invStd[c]
 			scale := float64(gamma[c]) * invStd
 			// dx = scale·dy − scale·mean(dy) − scale·x̂·mean(dy·x̂), with
 			// x̂ expanded so that the loop is one multiply-add per value.
-			a := scale * op.sumDyXhat[c] / n * invStd
-			k := float32(-scale*op.sumDy[c]/n + a*mean)
+			a := scale * op.allDyXhat[c] / n * invStd
+			k := float32(-scale*op.allDy[c]/n + a*mean)
 			s32, a32 := float32(scale), float32(a)
 			for b := 0; b < batch; b++ {
 				i := (b*channels + c) * cells

@@ -1,0 +1,207 @@
+package cpu
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/nn"
+)
+
+// TestReplicasComputeWhatOneGraphDoes trains two copies of a network side
+// by side, one on a single graph, one split into replicas (shards of
+// unequal sizes, samples of unequal weights, some without auxiliary
+// targets), and checks the losses, every gradient, the running
+// statistics and the weights after a few steps agree: the replicas' batch
+// norms normalize with the whole batch's statistics and back-propagate
+// through them.
+func TestReplicasComputeWhatOneGraphDoes(t *testing.T) {
+	cases := []struct {
+		name     string
+		game     env.Game
+		cfg      nn.Config
+		batch    nn.Batch
+		replicas int
+	}{
+		{"othello-aux", fakeOthello, nn.Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8, Ownership: true, Score: true},
+			withAux(fakeBatch(fakeOthello, 27, 2), 27, 64, 3), 3},
+		{"othello-pooling-conv-policy", othello.Othello(), nn.Config{Blocks: 2, Filters: 8, PolicyFilters: 4, ValueFilters: 1, ValueHidden: 8, GlobalPooling: true, PolicyHead: "conv"},
+			randomBatch(othello.Othello(), 35, 5), 4},
+		{"yinsh-shaped", fakeYinsh, nn.Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8},
+			fakeBatch(fakeYinsh, 16, 4), 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.replicas))
+			trainers := [2]*Trainer{}
+			for i := range trainers {
+				net, err := nn.New(c.game, c.cfg, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if trainers[i], err = NewTrainer(net, nn.DefaultTrainConfig()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			one, split := trainers[0], trainers[1]
+			one.maxReplicas = 1
+			for step := 0; step < 3; step++ {
+				l1, g1, err := one.gradients(c.batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				l2, g2, err := split.gradients(c.batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sg, err := split.stepGraphs(len(c.batch.Value) / valueOutputs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(sg.replicas) != c.replicas {
+					t.Fatalf("the batch split into %d replicas, want %d", len(sg.replicas), c.replicas)
+				}
+				if !near(l2.Policy, l1.Policy) || !near(l2.Value, l1.Value) || !near(l2.Ownership, l1.Ownership) || !near(l2.Score, l1.Score) {
+					t.Fatalf("step %d: losses %+v over replicas, %+v over one graph", step, l2, l1)
+				}
+				for i, p := range split.net.Learnables() {
+					compare(t, "gradient of "+p.Name, g2[i], g1[i])
+				}
+				for i, p := range split.net.Statistics() {
+					compare(t, p.Name, p.Data, one.net.Statistics()[i].Data)
+				}
+				for _, tr := range trainers {
+					if _, err := tr.Step(c.batch); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			for i, p := range split.net.Learnables() {
+				compare(t, p.Name+" after 3 steps", p.Data, one.net.Learnables()[i].Data)
+			}
+		})
+	}
+}
+
+func TestReplicaCount(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(16))
+	for _, c := range []struct{ n, limit, want int }{
+		{128, 0, 16},
+		{128, 4, 4},
+		{64, 0, 8}, // at least minReplicaSamples each
+		{7, 0, 1},  // too few to split
+		{17, 0, 2}, // shards of 8 and 9
+		{1024, 0, 16},
+	} {
+		if got := replicaCount(c.n, c.limit); got != c.want {
+			t.Errorf("replicaCount(%d, %d) = %d, want %d", c.n, c.limit, got, c.want)
+		}
+	}
+}
+
+// TestReplicaGroupFails checks the barrier: replicas wait for each other
+// round after round, a replica that fails releases the ones waiting and
+// those that arrive later with errReplicaFailed, and start readies the
+// group for the next step.
+func TestReplicaGroupFails(t *testing.T) {
+	g := newReplicaGroup(3)
+	g.start()
+	// Three rounds in which all arrive.
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for r := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				if err := g.wait(); err != nil {
+					errs[r] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("replica %d: %v with every replica arriving", r, err)
+		}
+	}
+	// Two wait; the third fails instead of arriving.
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = g.wait()
+		}()
+	}
+	g.fail()
+	wg.Wait()
+	for r := range 2 {
+		if !errors.Is(errs[r], errReplicaFailed) {
+			t.Errorf("replica %d waiting when another failed: %v, want errReplicaFailed", r, errs[r])
+		}
+	}
+	if err := g.wait(); !errors.Is(err, errReplicaFailed) {
+		t.Errorf("arriving after a failure: %v, want errReplicaFailed", err)
+	}
+	// The next step starts afresh.
+	g.start()
+	for r := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = g.wait()
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("replica %d after start: %v", r, err)
+		}
+	}
+}
+
+// TestChannelSumsAddOverReplicas checks the reduction: every replica
+// reads the sum of all replicas' values, reduction after reduction, with
+// the two sets of partial sums alternating.
+func TestChannelSumsAddOverReplicas(t *testing.T) {
+	const replicas, rounds = 4, 5
+	g := newReplicaGroup(replicas)
+	g.start()
+	layers := &[]*[2][][]float64{}
+	var wg sync.WaitGroup
+	got := make([][][]float64, replicas)
+	for r := range replicas {
+		part := replicaPart{group: g, rank: r, procs: 1, layers: layers}
+		sums := part.sums(0, 3)
+		if r > 0 && len(*layers) != 1 {
+			t.Fatalf("replica %d made the layer's sums again: %d layers", r, len(*layers))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range rounds {
+				total := make([]float64, 2)
+				local := []float64{float64(r + 1), float64(round * (r + 1))}
+				if err := sums.allReduce(local, total); err != nil {
+					t.Error(err)
+					return
+				}
+				got[r] = append(got[r], total)
+			}
+		}()
+	}
+	wg.Wait()
+	for r := range replicas {
+		for round, total := range got[r] {
+			// 1+2+3+4 and round·(1+2+3+4).
+			if total[0] != 10 || total[1] != float64(10*round) {
+				t.Errorf("replica %d, reduction %d: %v, want [10 %d]", r, round, total, 10*round)
+			}
+		}
+	}
+}
