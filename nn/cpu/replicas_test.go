@@ -48,40 +48,14 @@ func TestReplicasComputeWhatOneGraphDoes(t *testing.T) {
 			}
 			one, split := trainers[0], trainers[1]
 			one.maxReplicas = 1
-			for step := 0; step < 3; step++ {
-				l1, g1, err := one.gradients(c.batch)
-				if err != nil {
-					t.Fatal(err)
-				}
-				l2, g2, err := split.gradients(c.batch)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sg, err := split.stepGraphs(len(c.batch.Value) / valueOutputs)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(sg.replicas) != c.replicas {
-					t.Fatalf("the batch split into %d replicas, want %d", len(sg.replicas), c.replicas)
-				}
-				if !near(l2.Policy, l1.Policy) || !near(l2.Value, l1.Value) || !near(l2.Ownership, l1.Ownership) || !near(l2.Score, l1.Score) {
-					t.Fatalf("step %d: losses %+v over replicas, %+v over one graph", step, l2, l1)
-				}
-				for i, p := range split.net.Learnables() {
-					compare(t, "gradient of "+p.Name, g2[i], g1[i])
-				}
-				for i, p := range split.net.Statistics() {
-					compare(t, p.Name, p.Data, one.net.Statistics()[i].Data)
-				}
-				for _, tr := range trainers {
-					if _, err := tr.Step(c.batch); err != nil {
-						t.Fatal(err)
-					}
-				}
+			sg, err := split.stepGraphs(len(c.batch.Value) / valueOutputs)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for i, p := range split.net.Learnables() {
-				compare(t, p.Name+" after 3 steps", p.Data, one.net.Learnables()[i].Data)
+			if len(sg.replicas) != c.replicas {
+				t.Fatalf("the batch split into %d replicas, want %d", len(sg.replicas), c.replicas)
 			}
+			trainSideBySide(t, split, one, c.batch, 3)
 		})
 	}
 }

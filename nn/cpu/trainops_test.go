@@ -66,32 +66,40 @@ func testOwnOpsMatchGorgonia(t *testing.T, game env.Game, cfg nn.Config, batch n
 	own, ref := trainers[0], trainers[1]
 	own.kernels = kernels
 	ref.gorgoniaOps = true
-	for step := 0; step < 3; step++ {
-		l1, g1, err := own.gradients(batch)
+	trainSideBySide(t, own, ref, batch, 3)
+}
+
+// trainSideBySide takes steps steps of got and want on the batch and
+// checks that the losses, every gradient, the running statistics and,
+// at the end, the weights agree.
+func trainSideBySide(t *testing.T, got, want *Trainer, batch nn.Batch, steps int) {
+	t.Helper()
+	for step := 0; step < steps; step++ {
+		l1, g1, err := got.gradients(batch)
 		if err != nil {
 			t.Fatal(err)
 		}
-		l2, g2, err := ref.gradients(batch)
+		l2, g2, err := want.gradients(batch)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !near(l1.Policy, l2.Policy) || !near(l1.Value, l2.Value) || !near(l1.Ownership, l2.Ownership) || !near(l1.Score, l2.Score) {
-			t.Fatalf("step %d: losses %+v, Gorgonia's %+v", step, l1, l2)
+			t.Fatalf("step %d: losses %+v, the reference's %+v", step, l1, l2)
 		}
-		for i, p := range own.net.Learnables() {
+		for i, p := range got.net.Learnables() {
 			compare(t, "gradient of "+p.Name, g1[i], g2[i])
 		}
-		for i, p := range own.net.Statistics() {
-			compare(t, p.Name, p.Data, ref.net.Statistics()[i].Data)
+		for i, p := range got.net.Statistics() {
+			compare(t, p.Name, p.Data, want.net.Statistics()[i].Data)
 		}
-		for _, tr := range trainers {
+		for _, tr := range []*Trainer{got, want} {
 			if _, err := tr.Step(batch); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	for i, p := range own.net.Learnables() {
-		compare(t, p.Name+" after 3 steps", p.Data, ref.net.Learnables()[i].Data)
+	for i, p := range got.net.Learnables() {
+		compare(t, fmt.Sprintf("%s after %d steps", p.Name, steps), p.Data, want.net.Learnables()[i].Data)
 	}
 }
 
@@ -108,7 +116,7 @@ func compare(t *testing.T, what string, got, want []float32) {
 	}
 	for i := range got {
 		if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1e-3+scale) && d > 1e-6 {
-			t.Errorf("%s[%d] = %g, Gorgonia's %g (largest %g)", what, i, got[i], want[i], scale)
+			t.Errorf("%s[%d] = %g, the reference's %g (largest %g)", what, i, got[i], want[i], scale)
 			return
 		}
 	}
