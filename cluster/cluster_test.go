@@ -294,7 +294,7 @@ func goodShard(t *testing.T, runID string, gen int) (ShardHeader, []data.Sample)
 	g := tictactoe.Game{}
 	s := data.Sample{Planes: make([]float32, 27), Legal: []int32{0, 4, 8}, Policy: []float32{0.25, 0.5, 0.25}, Weight: 1}
 	s.Planes[4] = 1
-	h := ShardHeader{Format: Format, RunID: runID, Game: g.Name(), Generation: gen, Shard: randomID(), Worker: "test", Tally: selfplay.Tally{Games: 1, Moves: 5, Results: [3]int{1, 0, 0}},
+	h := ShardHeader{Format: Format, RunID: runID, Game: g.Name(), Generation: gen, Shard: randomID(), Worker: "test", Tally: selfplay.Tally{Games: 1, Moves: 5, Results: [3]int{1, 0, 0}, Surprise: 0.2, SurpriseSamples: 1},
 		Records: []string{"b2;a1;c1;a3;a2\tblack\ttictactoe"}}
 	return h, []data.Sample{s}
 }
@@ -504,6 +504,14 @@ func refusesBadShards(t *testing.T, url string) {
 	})
 	add("resignations", func(h *ShardHeader, s []data.Sample) []byte {
 		h.Resigned = 2
+		return body(t, *h, g, s)
+	})
+	add("policy surprise -1", func(h *ShardHeader, s []data.Sample) []byte {
+		h.Surprise = -1
+		return body(t, *h, g, s)
+	})
+	add("policy surprise 0.2 over 2 of 1", func(h *ShardHeader, s []data.Sample) []byte {
+		h.SurpriseSamples = 2
 		return body(t, *h, g, s)
 	})
 	for i, f := range bad {

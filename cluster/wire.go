@@ -29,9 +29,10 @@ import (
 // of the data package's second version, whose outcomes are real numbers;
 // format 3: its third, whose samples may carry the auxiliary targets;
 // format 4: the header carries each game's record and the resignation
-// counts, so that a run fed by workers keeps its games and statistics.
+// counts, so that a run fed by workers keeps its games and statistics;
+// format 5: and the positions' policy surprise.
 const (
-	Format      = 4
+	Format      = 5
 	wireMagic   = "FZWIRE\x00\x00"
 	MaxHeader   = 1 << 20
 	MaxMessage  = 16 << 20
@@ -129,6 +130,8 @@ func decodeHeader(msg []byte) (ShardHeader, []byte, error) {
 		return h, nil, refuse("resignations %d, %d played out, %d false in %d games", h.Resigned, h.NoResign, h.FalseResign, h.Games)
 	case math.IsNaN(h.Score) || math.IsInf(h.Score, 0):
 		return h, nil, refuse("score %v", h.Score)
+	case h.SurpriseSamples != h.Samples || !(h.Surprise >= 0 && h.Surprise <= selfplay.MaxPolicySurprise*float64(h.Samples)):
+		return h, nil, refuse("policy surprise %v over %d of %d samples", h.Surprise, h.SurpriseSamples, h.Samples)
 	}
 	if err := checkRecords(h); err != nil {
 		return h, nil, err
@@ -196,7 +199,7 @@ func checkValues(s *data.Sample) error {
 	if math.Abs(sum-1) > policySlack {
 		return fmt.Errorf("policy sums to %v", sum)
 	}
-	if !(s.Weight >= 0 && s.Weight <= 100) {
+	if !(s.Weight >= 0 && s.Weight <= data.MaxWeight) {
 		return fmt.Errorf("weight %v", s.Weight)
 	}
 	return nil

@@ -27,7 +27,8 @@ type Sample struct {
 	// range and the same number the search backs up from the game's end,
 	// so that the value head learns what the search expects of it.
 	Outcome float32
-	// Weight scales the sample's loss (1 for an ordinary sample).
+	// Weight scales the sample's loss (1 for an ordinary sample; at most
+	// MaxWeight).
 	Weight float32
 	// Ownership and Margin are the auxiliary targets from the end of the
 	// game, from the mover's point of view (env.Ownership): one value of
@@ -37,6 +38,12 @@ type Sample struct {
 	Ownership []int8
 	Margin    float32
 }
+
+// MaxWeight is the most a sample from another machine may weigh, and
+// what self-play gives one at most: a weight counts ordinary samples, and
+// one worth more than a hundred of them is a fault or a message trying
+// to steer the training.
+const MaxWeight = 100
 
 // HasOwnership says whether the sample has the auxiliary targets.
 func (s *Sample) HasOwnership() bool { return len(s.Ownership) > 0 }

@@ -158,6 +158,9 @@ func TestLoopPlaysAhead(t *testing.T) {
 		if m.Generation != i+1 || err != nil || m.Positions != n || m.Steps == 0 {
 			t.Errorf("generation %d (line %d): %d positions, %d steps; its shard holds %d (%v)", m.Generation, i+1, m.Positions, m.Steps, n, err)
 		}
+		if played := !m.Reused; played != (m.PolicySurprise != nil) {
+			t.Errorf("generation %d: policy surprise %v with its games played now %v", m.Generation, m.PolicySurprise, played)
+		}
 		if i > 0 && m.Step <= ms[i-1].Step {
 			t.Errorf("generation %d at step %d, the one before at %d", m.Generation, m.Step, ms[i-1].Step)
 		}

@@ -217,6 +217,9 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			aux = fmt.Sprintf(" ownership %.3f score %.3f", m.OwnershipLoss, m.ScoreLoss)
 		}
 		played := fmt.Sprintf("%d games, %d positions (%.0f/s), %.0f evals/s", m.Games, m.Positions, m.PositionsS, m.EvalsS)
+		if m.PolicySurprise != nil {
+			played += fmt.Sprintf(", surprise %.3f", *m.PolicySurprise)
+		}
 		if m.Reused {
 			played = fmt.Sprintf("%d positions from the games saved before the last stop", m.Positions)
 		}

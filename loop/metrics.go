@@ -71,16 +71,25 @@ type GenerationMetrics struct {
 	// the arena's deals, when the arena ran: unlike Score, measured
 	// without self-play's noise and temperature.
 	ArenaScore *float64 `json:"arena_score,omitempty"`
+	// PolicySurprise is the mean policy surprise of the positions played
+	// for this generation (selfplay.Tally): how far the search moved the
+	// network's policy, in nats, falling as the network learns what its
+	// search finds; absent where none was played now.
+	PolicySurprise *float64 `json:"policy_surprise,omitempty"`
 }
 
-// count puts the generation's games into its metrics: the counts, and
-// in a one-player game the mean score.
+// count puts the generation's games into its metrics: the counts, the
+// mean policy surprise, and in a one-player game the mean score.
 func (m *GenerationMetrics) count(t selfplay.Tally, g env.Game) {
 	m.Games, m.Moves, m.Results = t.Games, t.Moves, t.Results
 	m.Resigned, m.NoResign, m.FalseResign = t.Resigned, t.NoResign, t.FalseResign
 	if _, scored := g.NewState().(env.Scorer); scored && t.Games > 0 {
 		mean := t.Score / float64(t.Games)
 		m.Score = &mean
+	}
+	if t.SurpriseSamples > 0 {
+		mean := t.Surprise / float64(t.SurpriseSamples)
+		m.PolicySurprise = &mean
 	}
 }
 

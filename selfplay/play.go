@@ -88,6 +88,17 @@ type Settings struct {
 	// is steadier but only as good as the network. Oracle's AlphaZero
 	// study of Connect Four found their average learned fastest.
 	SearchValueWeight float64 `yaml:"search_value_weight"`
+	// PolicySurpriseWeight is KataGo's policy surprise weighting: the
+	// fraction of a game's sample weight given out in proportion to each
+	// sample's policy surprise — KL(policy target ‖ the prior the search
+	// started from), how far the search moved the network's opinion —
+	// and the rest evenly, so that a game still weighs as many ordinary
+	// samples as it has while the positions where the network was most
+	// wrong are learned sooner (default 0: every sample weighs 1; KataGo
+	// uses 0.5). KataGo writes such a sample down more often; here its
+	// loss weighs more, which trains much the same without growing the
+	// replay window. No sample weighs more than data.MaxWeight.
+	PolicySurpriseWeight float64 `yaml:"policy_surprise_weight"`
 	// Progress, where set, hears after each round of a worker's searches
 	// how many moves it searched and how many positions all workers have
 	// had evaluated so far (from several goroutines at once): what a
@@ -125,6 +136,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("no_resign_fraction: %v, must be in [0, 1]", s.NoResignFraction)
 	case !(s.SearchValueWeight >= 0 && s.SearchValueWeight <= 1):
 		return fmt.Errorf("search_value_weight: %v, must be in [0, 1]", s.SearchValueWeight)
+	case !(s.PolicySurpriseWeight >= 0 && s.PolicySurpriseWeight <= 1):
+		return fmt.Errorf("policy_surprise_weight: %v, must be in [0, 1]", s.PolicySurpriseWeight)
 	}
 	return s.Temperature.Validate()
 }
@@ -152,6 +165,8 @@ type GameRecord struct {
 	// that player did not lose in the end.
 	WouldResign bool
 	FalseResign bool
+	// Surprise sums the samples' policy surprise (policySurprise).
+	Surprise float64
 }
 
 // Tally counts what finished games did, the same way wherever they were
@@ -170,6 +185,11 @@ type Tally struct {
 	FalseResign int `json:"false_resign"`
 	// Score sums a one-player game's final scores.
 	Score float64 `json:"score"`
+	// Surprise sums the policy surprise of SurpriseSamples recorded
+	// positions: KL(search's policy target ‖ network's prior), in nats,
+	// how much the search still had to teach the network there.
+	Surprise        float64 `json:"policy_surprise"`
+	SurpriseSamples int     `json:"surprise_samples"`
 }
 
 // Add counts one finished game.
@@ -192,6 +212,8 @@ func (t *Tally) Add(r GameRecord) {
 		}
 	}
 	t.Score += r.Score
+	t.Surprise += r.Surprise
+	t.SurpriseSamples += len(r.Samples)
 }
 
 // Merge adds another tally's counts.
@@ -205,6 +227,8 @@ func (t *Tally) Merge(o Tally) {
 	t.NoResign += o.NoResign
 	t.FalseResign += o.FalseResign
 	t.Score += o.Score
+	t.Surprise += o.Surprise
+	t.SurpriseSamples += o.SurpriseSamples
 }
 
 // Stats counts what a batch of self-play did.
@@ -329,6 +353,8 @@ type pendingSample struct {
 	sample data.Sample
 	mover  env.Player
 	value  float32 // the search's root value for the mover
+	// surprise is KL(policy target ‖ prior) at the root, in nats.
+	surprise float64
 }
 
 // worker plays games in lockstep: every round, each game in progress
@@ -452,7 +478,7 @@ func (w *worker) run(ctx context.Context) error {
 					smp.Legal = append(smp.Legal, int32(c.Action))
 					smp.Policy = append(smp.Policy, result.Policy[c.Action])
 				}
-				s.pending = append(s.pending, pendingSample{smp, mover, result.Value})
+				s.pending = append(s.pending, pendingSample{smp, mover, result.Value, policySurprise(&result)})
 			}
 			if resigned := w.resignCheck(s, mover, result.Value); resigned {
 				w.finish(s, mover.Other(), true)
@@ -569,6 +595,10 @@ func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 		owned, margin = ownership(o, w.game)
 	}
 	r.Samples = make([]data.Sample, len(s.pending))
+	for _, p := range s.pending {
+		r.Surprise += p.surprise
+	}
+	meanSurprise := r.Surprise / float64(max(len(s.pending), 1))
 	for i, p := range s.pending {
 		smp := p.sample
 		switch {
@@ -585,6 +615,9 @@ func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 		if owned[0] != nil && p.mover >= 0 && p.mover <= 1 {
 			smp.Ownership, smp.Margin = owned[p.mover], margin[p.mover]
 		}
+		if f := w.settings.PolicySurpriseWeight; f > 0 && meanSurprise > 0 {
+			smp.Weight = surpriseWeight(p.surprise, meanSurprise, f)
+		}
 		r.Samples[i] = smp
 	}
 	if s.wouldResign != env.NoPlayer {
@@ -592,6 +625,40 @@ func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 		r.FalseResign = winner != s.wouldResign.Other()
 	}
 	w.report(r)
+}
+
+const (
+	surprisePriorFloor = 1e-8
+	// MaxPolicySurprise bounds one position's policy surprise:
+	// ln(1/surprisePriorFloor) ≈ 18.42 nats, and a little for a policy
+	// target that sums to a hair over one.
+	MaxPolicySurprise = 18.5
+)
+
+// policySurprise is how far a search moved the root's policy from the
+// prior it started from: KL(target ‖ prior) over the legal actions, in
+// nats. The prior is the one the search used, noise included, as
+// KataGo's; a Gumbel search's noise leaves the prior as the network gave
+// it. A prior under surprisePriorFloor counts as that, so that one
+// unlikely move the search liked cannot make the surprise infinite.
+func policySurprise(r *mcts.Result) float64 {
+	kl := 0.0
+	for _, c := range r.Children {
+		if p := float64(r.Policy[c.Action]); p > 0 {
+			kl += p * math.Log(p/max(float64(c.Prior), surprisePriorFloor))
+		}
+	}
+	// A prior summing to a little more than one can make it a hair
+	// negative.
+	return max(kl, 0)
+}
+
+// surpriseWeight is a sample's weight under policy surprise weighting
+// with fraction f, given its game's mean surprise: 1 − f evenly and f in
+// proportion to its surprise, so that the game's weights add up to its
+// number of samples (unless one would pass data.MaxWeight).
+func surpriseWeight(surprise, meanSurprise, f float64) float32 {
+	return float32(min(data.MaxWeight, (1-f)+f*surprise/meanSurprise))
 }
 
 // ownership is a final position's auxiliary targets from each player's

@@ -3,6 +3,7 @@ package selfplay
 import (
 	"testing"
 
+	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env"
 )
 
@@ -10,8 +11,8 @@ import (
 // them, and two tallies merge into the tally of all their games.
 func TestTally(t *testing.T) {
 	games := []GameRecord{
-		{Moves: 30, Winner: 0, Score: 2},
-		{Moves: 40, Winner: 1, Resigned: true},
+		{Moves: 30, Winner: 0, Score: 2, Samples: make([]data.Sample, 3), Surprise: 0.75},
+		{Moves: 40, Winner: 1, Resigned: true, Samples: make([]data.Sample, 2), Surprise: 0.5},
 		{Moves: 50, Winner: env.NoPlayer, WouldResign: true, FalseResign: true},
 		{Moves: 20, Winner: 0, WouldResign: true},
 	}
@@ -24,7 +25,7 @@ func TestTally(t *testing.T) {
 			b.Add(g)
 		}
 	}
-	want := Tally{Games: 4, Moves: 140, Results: [3]int{2, 1, 1}, Resigned: 1, NoResign: 2, FalseResign: 1, Score: 2}
+	want := Tally{Games: 4, Moves: 140, Results: [3]int{2, 1, 1}, Resigned: 1, NoResign: 2, FalseResign: 1, Score: 2, Surprise: 1.25, SurpriseSamples: 5}
 	if all != want {
 		t.Errorf("tally %+v, want %+v", all, want)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/runfolder"
+	"github.com/flipzero/flipzero/selfplay"
 )
 
 // lockedBuffer is a process's output, read while it runs.
@@ -142,6 +143,23 @@ func checkReceived(t *testing.T, run string) {
 	}
 }
 
+// checkSurprise checks that every generation's metrics have the mean
+// policy surprise of the positions workers played for it: the statistics
+// come with the games. (A trainer that stopped after receiving some of a
+// generation's games counts those by their number alone.)
+func checkSurprise(t *testing.T, run string) {
+	t.Helper()
+	ms, err := loop.ReadMetrics(filepath.Join(run, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if m.PolicySurprise == nil || !(*m.PolicySurprise > 0 && *m.PolicySurprise < selfplay.MaxPolicySurprise) {
+			t.Errorf("generation %d: policy surprise %v, want the workers' positions' mean", m.Generation, m.PolicySurprise)
+		}
+	}
+}
+
 // TestClusterTicTacToe trains tic-tac-toe through Debian's nats-server
 // with two worker processes, one killed with SIGKILL mid-run: three
 // generations finish, every position played and received is trained on
@@ -196,6 +214,7 @@ func TestClusterTicTacToe(t *testing.T) {
 	survivor.kill()
 	checkRunFiles(t, run)
 	checkReceived(t, run)
+	checkSurprise(t, run)
 
 	var out, errOut bytes.Buffer
 	code := runCommand(context.Background(), []string{"arena", "--game", "tictactoe", "--a", filepath.Join(run, "models", "gen-000003.ckpt"),

@@ -306,7 +306,8 @@ function drawTiles() {
     tile("Training steps", m ? fmt(m.step) : "—", m ? fmt(m.steps) + " in the last generation" : ""),
     tile("Positions", m ? fmt(m.samples_total) : "—", m ? "window " + fmt(m.window) : ""),
     tile("Evaluations/s", m ? fmt(m.evals_per_s) : "—", m ? fmt(m.positions_per_s) + " positions/s" : ""),
-    tile("Policy loss", m && m.steps > 0 ? fmt(m.policy_loss) : "—", m && m.steps > 0 ? "value loss " + fmt(m.value_loss) : ""),
+    tile("Policy loss", m && m.steps > 0 ? fmt(m.policy_loss) : "—", m && m.steps > 0 ? "value loss " + fmt(m.value_loss)
+      + (num(m.policy_surprise) !== null ? ", surprise " + m.policy_surprise.toFixed(3) : "") : ""),
     tile("Rating", m && num(m.rating) !== null ? m.rating.toFixed(0) : "—", m && m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo"),
     tile("Games", fmt(games), m && num(m.score) !== null ? `last: mean score ${m.score.toFixed(2)}`
       : m && m.results ? `last: ${m.results[0]} / ${m.results[1]} / ${m.results[2]} (1st, 2nd, draw)` : ""),
