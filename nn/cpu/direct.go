@@ -43,32 +43,41 @@ type directTile struct {
 }
 
 // directArch is a set of kernels: a tile is pixels × up to groups groups
-// of lanes channels.
+// of lanes channels. A bf16 set convolves the tower's 3×3 layers on
+// bfloat16 inputs and weights (float32 sums and outputs), its other
+// layers as the float32 set of its width does.
 type directArch struct {
 	name                  string
 	pixels, lanes, groups int
+	bf16                  bool
 }
 
 var (
-	archAVX512 = directArch{"AVX-512", 6, 16, 4}
-	archAVX2   = directArch{"AVX2", 4, 8, 3}
+	archAVX512     = directArch{"AVX-512", 6, 16, 4, false}
+	archAVX2       = directArch{"AVX2", 4, 8, 3, false}
+	archAVX512BF16 = directArch{"AVX-512 BF16", 6, 16, 4, true}
 )
 
 // weightSlack is the room the AVX2 kernels need after a folded
 // convolution's weights and biases: they read a channel group whole.
 const weightSlack = 8
 
-// directDefault is the kernel set evaluators use: the fastest this CPU
-// runs, unless FLIPZERO_CONV asks for another (avx2) or for the im2row +
-// matrix-multiply path (im2row), to compare them.
+// directDefault is the kernel set evaluators use: the fastest float32
+// set this CPU runs, unless FLIPZERO_CONV asks for another (avx2), for
+// bfloat16 inference (avx512bf16, where the CPU has AVX-512 BF16), or
+// for the im2row + matrix-multiply path (im2row), to compare them.
 func directDefault() (directArch, bool) {
 	archs := directArchs()
-	want := strings.ToLower(strings.TrimSpace(os.Getenv("FLIPZERO_CONV")))
+	if bf16, ok := directBF16(); ok {
+		archs = append(archs, bf16)
+	}
+	key := func(s string) string { return strings.NewReplacer("-", "", " ", "").Replace(strings.ToLower(s)) }
+	want := key(os.Getenv("FLIPZERO_CONV"))
 	if len(archs) == 0 || want == "im2row" {
 		return directArch{}, false
 	}
 	for _, arch := range archs {
-		if strings.ReplaceAll(strings.ToLower(arch.name), "-", "") == want {
+		if key(arch.name) == want {
 			return arch, true
 		}
 	}
@@ -115,6 +124,9 @@ type direct struct {
 	directGeom
 	// in, x, y, z are padded activations: the encoded input and the tower's.
 	in, x, y, z []float32
+	// half is the input of a tower convolution rounded to bfloat16,
+	// padded like x, for the bf16 kernels.
+	half []uint16
 }
 
 func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
@@ -124,6 +136,9 @@ func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
 	d.x = make([]float32, n*cfg.Filters)
 	d.y = make([]float32, n*cfg.Filters)
 	d.z = make([]float32, n*cfg.Filters)
+	if arch.bf16 {
+		d.half = make([]uint16, n*cfg.Filters)
+	}
 	return d
 }
 
@@ -144,22 +159,52 @@ func (d *direct) load(input []float32, sh shape, count int) {
 // conv applies c to the interior pixels lo..hi-1 of src (padded, c.in
 // channels a pixel) into dst: padded, or compact (pixel after pixel,
 // c.out channels each) for the heads. Where skip is not nil (padded, like
-// dst) it is added before the ReLU. dst must not be skip.
+// dst) it is added before the ReLU. dst must not be skip. It runs the
+// float32 kernels of the arch's width, whether or not the arch is bf16.
 func (d *directGeom) conv(c *foldedConv, src, dst, skip []float32, lo, hi int, relu, compact bool) {
 	if cap(c.w) < len(c.w)+weightSlack || cap(c.b) < len(c.b)+weightSlack {
 		panic("nn: direct convolution of weights without room after them")
 	}
+	dc := directConv{kernel: c.kernel, words: c.in, inStride: int64(c.in) * 4, out: c.out, w: unsafe.Pointer(&c.w[0]), bias: c.b}
+	d.tiles(dc, unsafe.Pointer(&src[0]), dst, skip, lo, hi, relu, compact)
+}
+
+// convBF16 is conv of c in bfloat16: src holds the padded activations as
+// bfloat16 (c.in channels a pixel), the sums and dst are float32.
+func (d *directGeom) convBF16(c *bf16Conv, src []uint16, dst, skip []float32, lo, hi int, relu, compact bool) {
+	if !d.arch.bf16 {
+		panic("nn: bfloat16 convolution with the " + d.arch.name + " kernels")
+	}
+	dc := directConv{kernel: c.kernel, words: c.in / 2, inStride: int64(c.in) * 2, out: c.out, w: unsafe.Pointer(&c.w[0]), bias: c.b, bf16: true}
+	d.tiles(dc, unsafe.Pointer(&src[0]), dst, skip, lo, hi, relu, compact)
+}
+
+// directConv is a convolution as the kernels read it: a pixel's inputs
+// are words 4-byte words (its channels, or its pairs of bfloat16
+// channels) at inStride bytes from the last pixel's; w has a row of out
+// words for each word of a pixel's kernel×kernel neighbourhood.
+type directConv struct {
+	kernel, words, out int
+	inStride           int64
+	w                  unsafe.Pointer
+	bias               []float32
+	bf16               bool
+}
+
+// tiles runs c's kernels over the pixels lo..hi-1 of src, a tile of
+// pixels by a block of output channels at a time.
+func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32, lo, hi int, relu, compact bool) {
 	var t directTile
-	inStride, outStride := int64(c.in)*4, int64(c.out)*4
+	outStride := int64(c.out) * 4
 	if c.kernel == 3 {
 		for ky := range 3 {
-			t.segOff[ky] = (int64(ky-1)*int64(d.padWidth) - 1) * inStride
-			t.segLen[ky] = int64(3 * c.in)
+			t.segOff[ky] = (int64(ky-1)*int64(d.padWidth) - 1) * c.inStride
+			t.segLen[ky] = int64(3 * c.words)
 		}
 	} else {
-		t.segLen[0] = int64(c.in)
+		t.segLen[0] = int64(c.words)
 	}
-	t.in = unsafe.Pointer(&src[0])
+	t.in = src
 	t.ldw = outStride
 	if relu {
 		t.relu = 1
@@ -176,7 +221,7 @@ func (d *directGeom) conv(c *foldedConv, src, dst, skip []float32, lo, hi int, r
 				t.lanes[i] = -1
 			}
 		}
-		t.w, t.bias, t.out = unsafe.Pointer(&c.w[col]), unsafe.Pointer(&c.b[col]), unsafe.Pointer(&dst[col])
+		t.w, t.bias, t.out = unsafe.Add(c.w, col*4), unsafe.Pointer(&c.bias[col]), unsafe.Pointer(&dst[col])
 		if skip != nil {
 			t.skip = unsafe.Pointer(&skip[col])
 		}
@@ -186,14 +231,14 @@ func (d *directGeom) conv(c *foldedConv, src, dst, skip []float32, lo, hi int, r
 			for r := range d.arch.pixels {
 				i := min(first+r, hi-1)
 				p := int64(d.pix[i])
-				t.inOff[r] = p * inStride
+				t.inOff[r] = p * c.inStride
 				if compact {
 					t.outOff[r] = int64(i) * outStride
 				} else {
 					t.outOff[r] = p * outStride
 				}
 			}
-			directKernel(d.arch, groups, &t)
+			directKernel(d.arch, groups, c.bf16, &t)
 		}
 	}
 }

@@ -6,9 +6,9 @@ import "golang.org/x/sys/cpu"
 
 //go:generate go run ./internal/gendirect
 
-// The kernels of direct_amd64.s: for AVX-512 one per number of 16-channel
-// groups in a tile of 6 pixels, for AVX2 one per number of 8-channel
-// groups in a tile of 4.
+// The kernels of direct_amd64.s: for AVX-512 (float32, and bfloat16 with
+// AVX-512 BF16) one per number of 16-channel groups in a tile of 6
+// pixels, for AVX2 one per number of 8-channel groups in a tile of 4.
 
 //go:noescape
 func direct6x1(t *directTile)
@@ -21,6 +21,20 @@ func direct6x3(t *directTile)
 
 //go:noescape
 func direct6x4(t *directTile)
+
+// The BF16 kernels: direct6xN on bfloat16 pairs of inputs and weights.
+
+//go:noescape
+func direct6x1BF16(t *directTile)
+
+//go:noescape
+func direct6x2BF16(t *directTile)
+
+//go:noescape
+func direct6x3BF16(t *directTile)
+
+//go:noescape
+func direct6x4BF16(t *directTile)
 
 //go:noescape
 func direct4x1AVX2(t *directTile)
@@ -44,11 +58,29 @@ func directArchs() []directArch {
 	return archs
 }
 
+// directBF16 is the bfloat16 kernel set, where the CPU has AVX-512 BF16.
+func directBF16() (directArch, bool) {
+	return archAVX512BF16, cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16
+}
+
 // directKernel computes tile t with arch's kernel for its number of
-// channel groups. The kernels are called directly, not through function
-// values, so that t stays on the caller's stack.
-func directKernel(arch directArch, groups int, t *directTile) {
-	if arch.lanes == archAVX512.lanes {
+// channel groups, on bfloat16 pairs where bf16 says (an arch.bf16 set's
+// 3×3 tower convolutions). The kernels are called directly, not through
+// function values, so that t stays on the caller's stack.
+func directKernel(arch directArch, groups int, bf16 bool, t *directTile) {
+	switch {
+	case bf16:
+		switch groups {
+		case 1:
+			direct6x1BF16(t)
+		case 2:
+			direct6x2BF16(t)
+		case 3:
+			direct6x3BF16(t)
+		default:
+			direct6x4BF16(t)
+		}
+	case arch.lanes == archAVX512.lanes:
 		switch groups {
 		case 1:
 			direct6x1(t)
@@ -59,14 +91,14 @@ func directKernel(arch directArch, groups int, t *directTile) {
 		default:
 			direct6x4(t)
 		}
-		return
-	}
-	switch groups {
-	case 1:
-		direct4x1AVX2(t)
-	case 2:
-		direct4x2AVX2(t)
 	default:
-		direct4x3AVX2(t)
+		switch groups {
+		case 1:
+			direct4x1AVX2(t)
+		case 2:
+			direct4x2AVX2(t)
+		default:
+			direct4x3AVX2(t)
+		}
 	}
 }

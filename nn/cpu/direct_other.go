@@ -5,6 +5,8 @@ package cpu
 // directArchs: the direct convolution has kernels for amd64 only.
 func directArchs() []directArch { return nil }
 
-func directKernel(directArch, int, *directTile) {
+func directBF16() (directArch, bool) { return directArch{}, false }
+
+func directKernel(directArch, int, bool, *directTile) {
 	panic("nn: no direct convolution kernels on this architecture")
 }

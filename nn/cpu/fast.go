@@ -16,6 +16,10 @@ type model struct {
 	shape  shape
 	stem   foldedConv
 	blocks [][2]foldedConv
+	// blocksBF16 are the blocks' convolutions in bfloat16, for the
+	// bfloat16 kernels (directArch.bf16), where the CPU has them and the
+	// tower an even number of filters.
+	blocksBF16 [][2]bf16Conv
 	// gpool is each block's global pooling layer, nil in blocks without.
 	gpool                 []*foldedDense
 	policyConv, valueConv foldedConv
@@ -51,6 +55,38 @@ type foldedConv struct {
 	w, b            []float32
 }
 
+// bf16Conv is a foldedConv (of an even number of input channels) for
+// the bfloat16 kernels: w has a row for each pair of input channels at
+// each kernel offset, (ky·kernel + kx)·in/2 + pair, holding for each
+// output channel the pair's two weights rounded to bfloat16, the lower
+// channel's in the low half of the word. b is the foldedConv's bias.
+type bf16Conv struct {
+	kernel, in, out int
+	w               []uint32
+	b               []float32
+}
+
+func newBF16Conv(c foldedConv) bf16Conv {
+	kk, pairs := c.kernel*c.kernel, c.in/2
+	bc := bf16Conv{kernel: c.kernel, in: c.in, out: c.out, w: make([]uint32, kk*pairs*c.out), b: c.b}
+	for k := 0; k < kk; k++ {
+		for j := 0; j < pairs; j++ {
+			lo, hi := c.w[(k*c.in+2*j)*c.out:][:c.out], c.w[(k*c.in+2*j+1)*c.out:][:c.out]
+			row := bc.w[(k*pairs+j)*c.out:][:c.out]
+			for o := range row {
+				row[o] = uint32(toBF16(lo[o])) | uint32(toBF16(hi[o]))<<16
+			}
+		}
+	}
+	return bc
+}
+
+// toBF16 rounds v to the nearest bfloat16, ties to even (v is finite).
+func toBF16(v float32) uint16 {
+	u := math.Float32bits(v)
+	return uint16((u + 0x7fff + u>>16&1) >> 16)
+}
+
 // foldedDense is a fully connected layer: w is (in, out), b is (out).
 type foldedDense struct {
 	in, out int
@@ -74,8 +110,13 @@ func newModel(g env.Game, cfg nn.Config, l nn.Layers) *model {
 	m := &model{game: g, cfg: cfg, shape: shape{planes: l.Planes, height: l.Height, width: l.Width, actions: l.Actions}}
 	cells := m.shape.cells()
 	m.stem = im2rowConv(l.Stem)
+	_, bf16 := directBF16()
 	for i, b := range l.Blocks {
 		m.blocks = append(m.blocks, [2]foldedConv{im2rowConv(b[0]), im2rowConv(b[1])})
+		if bf16 && cfg.Filters%2 == 0 {
+			last := m.blocks[len(m.blocks)-1]
+			m.blocksBF16 = append(m.blocksBF16, [2]bf16Conv{newBF16Conv(last[0]), newBF16Conv(last[1])})
+		}
 		var pool *foldedDense
 		if d := l.GlobalPool[i]; d != nil {
 			c := copyDense(*d)
@@ -338,11 +379,11 @@ func (e *Evaluator) towerDirect(input []float32, count int) (policy, value []flo
 	d.conv(&f.stem, d.in, d.x, nil, 0, n, true, false)
 	x, y, z := d.x, d.y, d.z
 	for i := range f.blocks {
-		d.conv(&f.blocks[i][0], x, y, nil, 0, n, true, false)
+		d.towerConv(f, i, 0, x, y, nil, n)
 		if g := f.gpool[i]; g != nil {
 			gpoolBias(g, y, d.pix, count, f.shape.cells(), f.cfg.Filters, e.pooled, e.poolBias)
 		}
-		d.conv(&f.blocks[i][1], y, z, x, 0, n, true, false)
+		d.towerConv(f, i, 1, y, z, x, n)
 		x, z = z, x
 	}
 	// The heads' outputs are compact, in buffers of their own: the
@@ -351,6 +392,24 @@ func (e *Evaluator) towerDirect(input []float32, count int) (policy, value []flo
 	d.conv(&f.policyConv, x, policy, nil, 0, n, true, true)
 	d.conv(&f.valueConv, x, value, nil, 0, n, true, true)
 	return policy, value
+}
+
+// towerConv applies convolution k of block i to the n pixels of src
+// into dst (padded), adding skip where it is not nil: in bfloat16 with
+// the bf16 kernels, src rounded into d.half first, else in float32.
+func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int) {
+	if !d.arch.bf16 || len(f.blocksBF16) == 0 {
+		d.conv(&f.blocks[i][k], src, dst, skip, 0, n, true, false)
+		return
+	}
+	c := &f.blocksBF16[i][k]
+	for _, p := range d.pix[:n] {
+		in, out := src[int(p)*c.in:][:c.in], d.half[int(p)*c.in:][:c.in]
+		for j, v := range in {
+			out[j] = toBF16(v)
+		}
+	}
+	d.convBF16(c, d.half, dst, skip, 0, n, true, false)
 }
 
 // conv applies a folded convolution to src (batch·cells × in channels)

@@ -13,6 +13,14 @@
 // row), so nothing is copied or packed before the multiply. The
 // epilogue adds the bias and, if asked, the residual skip, applies the
 // ReLU and stores the tile.
+//
+// The BF16 kernels (AVX-512 BF16) are the AVX-512 ones reading their
+// inputs and weights as bfloat16 pairs: each step of the reduction
+// broadcasts a pixel's two consecutive input channels, one 32-bit word,
+// and VDPBF16PS adds both products into the float32 sums, twice the
+// multiplies of a VFMADD231PS. The sums, the epilogue and the output stay
+// float32. Go's assembler has no BF16 mnemonics, so the instruction is
+// written out in bytes (evex).
 package main
 
 import (
@@ -36,11 +44,35 @@ const (
 var pixelRegs = [pixels]string{"R8", "R9", "R10", "R11", "R12", "R13"}
 
 func acc(pixel, group, groups int) string {
+	return fmt.Sprintf("Z%d", accIndex(pixel, group, groups))
+}
+
+func accIndex(pixel, group, groups int) int {
 	i := pixel*groups + group
 	if i >= 15 {
 		i++
 	}
-	return fmt.Sprintf("Z%d", i)
+	return i
+}
+
+// vdpbf16ps encodes VDPBF16PS zmm(src2), zmm(src1), zmm(dst) in Go's
+// operand order — dst += the pairwise products of src1's and src2's
+// bfloat16 pairs — as bytes: EVEX.512.F3.0F38.W0 52 /r, with ModRM.reg
+// the destination, EVEX.vvvv the first source and ModRM.rm the second,
+// all registers, no mask.
+func vdpbf16ps(dst, src1, src2 int) string {
+	const (
+		mapOF38 = 2 // EVEX.mm: the 0F38 opcode map
+		prefF3  = 2 // EVEX.pp: the F3 prefix
+		len512  = 2 // EVEX.L'L
+		opcode  = 0x52
+	)
+	inv := func(reg, bit int) int { return ^reg >> bit & 1 }
+	p0 := inv(dst, 3)<<7 | inv(src2, 4)<<6 | inv(src2, 3)<<5 | inv(dst, 4)<<4 | mapOF38
+	p1 := (^src1&15)<<3 | 1<<2 | prefF3
+	p2 := len512<<5 | inv(src1, 4)<<3
+	modrm := 0xC0 | (dst&7)<<3 | src2&7
+	return fmt.Sprintf("BYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x", p0, p1, p2, opcode, modrm)
 }
 
 // The AVX2 kernels: 4 pixels × up to 3 groups of 8 channels, the sums in
@@ -60,7 +92,10 @@ func main() {
 	p(`#include "textflag.h"`)
 	p(`#include "go_asm.h"`)
 	for groups := 1; groups <= 4; groups++ {
-		kernel(p, groups)
+		kernel(p, groups, false)
+	}
+	for groups := 1; groups <= 4; groups++ {
+		kernel(p, groups, true)
 	}
 	for groups := 1; groups <= 3; groups++ {
 		kernelAVX2(p, groups)
@@ -70,12 +105,18 @@ func main() {
 	}
 }
 
-func kernel(p func(string, ...any), groups int) {
+// kernel writes the AVX-512 kernel of groups groups of 16 channels: of
+// float32 inputs and weights, or of bfloat16 pairs.
+func kernel(p func(string, ...any), groups int, bf16 bool) {
 	last := groups - 1
 	weight := func(g int) string { return fmt.Sprintf("Z%d", firstWeight+g) }
+	name := fmt.Sprintf("direct6x%d", groups)
+	if bf16 {
+		name += "BF16"
+	}
 	p("")
-	p("// func direct6x%d(t *directTile)", groups)
-	p("TEXT ·direct6x%d(SB), NOSPLIT, $0-8", groups)
+	p("// func %s(t *directTile)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	p("\tMOVQ t+0(FP), DI")
 	p("\tMOVQ directTile_in(DI), SI")
 	for r, reg := range pixelRegs {
@@ -106,10 +147,20 @@ func kernel(p func(string, ...any), groups int) {
 		}
 	}
 	for r, reg := range pixelRegs {
-		bc := fmt.Sprintf("Z%d", 29+r%3)
-		p("\tVBROADCASTSS (%s)(DX*1), %s", reg, bc)
+		bc := 29 + r%3
+		if bf16 {
+			// A pixel's pair of bfloat16 inputs, one word.
+			p("\tVPBROADCASTD (%s)(DX*1), Z%d", reg, bc)
+		} else {
+			p("\tVBROADCASTSS (%s)(DX*1), Z%d", reg, bc)
+		}
 		for g := 0; g < groups; g++ {
-			p("\tVFMADD231PS %s, %s, %s", weight(g), bc, acc(r, g, groups))
+			if bf16 {
+				a := accIndex(r, g, groups)
+				p("\t%s // VDPBF16PS Z%d, Z%d, Z%d", vdpbf16ps(a, bc, firstWeight+g), firstWeight+g, bc, a)
+			} else {
+				p("\tVFMADD231PS %s, Z%d, %s", weight(g), bc, acc(r, g, groups))
+			}
 		}
 	}
 	p("\tADDQ BX, SI")
