@@ -92,6 +92,27 @@ func TestSettingsValidateNamesKeys(t *testing.T) {
 	}
 }
 
+// sameGames plays eight tic-tac-toe games on one worker with the uniform
+// evaluator, every move a full search of 16 playouts and no resignation:
+// with the same search and seed, settings that change only the targets
+// (change) play the same games.
+func sameGames(t *testing.T, search Search, seed uint64, change func(*Settings)) []GameRecord {
+	t.Helper()
+	search.Full, search.Fast, search.FullFraction = 16, 16, 1
+	settings := DefaultSettings()
+	settings.Games, settings.Concurrent, settings.BatchSize, settings.Workers = 8, 8, 8, 1
+	settings.ResignThreshold = -1
+	change(&settings)
+	var out []GameRecord
+	_, err := PlayGames(context.Background(), tictactoe.Game{}, search, settings, seed,
+		func() (mcts.Evaluator, error) { return mcts.Uniform{}, nil },
+		func(r GameRecord) { out = append(out, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // TestSearchValueWeightMixesTargets plays the same games (one worker, one
 // seed: the weight changes the targets, not the play) with the value
 // target the outcome alone, the search's value alone, and half of each:
@@ -99,22 +120,11 @@ func TestSettingsValidateNamesKeys(t *testing.T) {
 // and half of each is their mean, sample by sample.
 func TestSearchValueWeightMixesTargets(t *testing.T) {
 	targets := func(weight float64) []float32 {
-		search := DefaultSearch()
-		search.Full, search.Fast, search.FullFraction = 16, 16, 1
-		settings := DefaultSettings()
-		settings.Games, settings.Concurrent, settings.BatchSize, settings.Workers = 8, 8, 8, 1
-		settings.ResignThreshold = -1
-		settings.SearchValueWeight = weight
 		var out []float32
-		_, err := PlayGames(context.Background(), tictactoe.Game{}, search, settings, 3,
-			func() (mcts.Evaluator, error) { return mcts.Uniform{}, nil },
-			func(r GameRecord) {
-				for _, s := range r.Samples {
-					out = append(out, s.Outcome)
-				}
-			})
-		if err != nil {
-			t.Fatal(err)
+		for _, r := range sameGames(t, DefaultSearch(), 3, func(s *Settings) { s.SearchValueWeight = weight }) {
+			for _, s := range r.Samples {
+				out = append(out, s.Outcome)
+			}
 		}
 		return out
 	}

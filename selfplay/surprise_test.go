@@ -1,12 +1,10 @@
 package selfplay
 
 import (
-	"context"
 	"math"
 	"testing"
 
 	"github.com/flipzero/flipzero/data"
-	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/mcts"
 )
 
@@ -63,19 +61,7 @@ func TestPolicySurpriseWeighting(t *testing.T) {
 	games := func(weight float64) []GameRecord {
 		search := DefaultSearch()
 		search.Mode, search.GumbelConsidered = mcts.Gumbel, 4
-		search.Full, search.Fast, search.FullFraction = 16, 16, 1
-		settings := DefaultSettings()
-		settings.Games, settings.Concurrent, settings.BatchSize, settings.Workers = 8, 8, 8, 1
-		settings.ResignThreshold = -1
-		settings.PolicySurpriseWeight = weight
-		var out []GameRecord
-		_, err := PlayGames(context.Background(), tictactoe.Game{}, search, settings, 5,
-			func() (mcts.Evaluator, error) { return mcts.Uniform{}, nil },
-			func(r GameRecord) { out = append(out, r) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return sameGames(t, search, 5, func(s *Settings) { s.PolicySurpriseWeight = weight })
 	}
 	plain, weighted := games(0), games(f)
 	if len(plain) == 0 || len(weighted) != len(plain) {
