@@ -2,7 +2,11 @@ package cpu
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -36,6 +40,22 @@ func replicaCount(n, limit int) int {
 		k = min(k, limit)
 	}
 	return max(k, 1)
+}
+
+// replicaLimit is FLIPZERO_REPLICAS, the most replicas a step is split
+// into (0 where unset: one a core), there to compare splits: replicas
+// that share the cores run their convolutions and batch norms on
+// GOMAXPROCS/replicas cores each.
+func replicaLimit() (int, error) {
+	v := strings.TrimSpace(os.Getenv("FLIPZERO_REPLICAS"))
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("FLIPZERO_REPLICAS=%q: want the most replicas a training step is split into, a positive whole number", v)
+	}
+	return n, nil
 }
 
 // errReplicaFailed stops the replicas waiting for one that failed.

@@ -3,6 +3,7 @@ package cpu
 import (
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 
@@ -177,5 +178,30 @@ func TestChannelSumsAddOverReplicas(t *testing.T) {
 				t.Errorf("replica %d, reduction %d: %v, want [10 %d]", r, round, total, 10*round)
 			}
 		}
+	}
+}
+
+// TestReplicaLimit: FLIPZERO_REPLICAS bounds the split; anything but a
+// positive whole number is refused by name.
+func TestReplicaLimit(t *testing.T) {
+	for _, tc := range []struct {
+		env  string
+		want int
+		bad  bool
+	}{{"", 0, false}, {"8", 8, false}, {" 4 ", 4, false}, {"0", 0, true}, {"-2", 0, true}, {"four", 0, true}, {"2.5", 0, true}} {
+		t.Setenv("FLIPZERO_REPLICAS", tc.env)
+		got, err := replicaLimit()
+		if got != tc.want || (err != nil) != tc.bad || (err != nil && !strings.Contains(err.Error(), "FLIPZERO_REPLICAS")) {
+			t.Errorf("FLIPZERO_REPLICAS=%q: %d, %v; want %d, error %v", tc.env, got, err, tc.want, tc.bad)
+		}
+	}
+	g := othello.Othello()
+	net, err := nn.New(g, nn.DefaultConfig(g), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FLIPZERO_REPLICAS", "none")
+	if _, err := NewTrainer(net, nn.DefaultTrainConfig()); err == nil || !strings.Contains(err.Error(), "FLIPZERO_REPLICAS") {
+		t.Errorf("a trainer with FLIPZERO_REPLICAS=none: %v, want the variable named", err)
 	}
 }

@@ -69,6 +69,11 @@ func NewTrainer(net *nn.Network, cfg nn.TrainConfig) (*Trainer, error) {
 	if arch, ok := directDefault(); ok {
 		t.kernels = &arch
 	}
+	limit, err := replicaLimit()
+	if err != nil {
+		return nil, err
+	}
+	t.maxReplicas = limit
 	d := net.Describe()
 	t.shape = shape{planes: d.Planes, height: d.Height, width: d.Width, actions: d.Actions}
 	t.learnables = net.Learnables()
@@ -368,14 +373,19 @@ func scalar(n *G.Node) float64 {
 	return math.NaN()
 }
 
+// Replicas is how many replicas a step on n samples is split into.
+func (t *Trainer) Replicas(n int) int {
+	if t.gorgoniaOps {
+		return 1
+	}
+	return replicaCount(n, t.maxReplicas)
+}
+
 // stepGraphs returns the graphs of a step on n samples, building them on
 // first use: one replica per core with the package's own operations,
 // one graph with Gorgonia's.
 func (t *Trainer) stepGraphs(n int) (*stepGraphs, error) {
-	k := 1
-	if !t.gorgoniaOps {
-		k = replicaCount(n, t.maxReplicas)
-	}
+	k := t.Replicas(n)
 	key := stepKey{batch: n, replicas: k}
 	if sg, ok := t.graphs[key]; ok {
 		return sg, nil
