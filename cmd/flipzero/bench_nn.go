@@ -29,7 +29,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	trainBatch := fs.Int("train-batch", 128, "training batch size (0 skips training)")
 	procs := fs.Int("procs", 1, "cores Go may use while measuring (the figures are per core at 1)")
 	dev := addDeviceFlag(fs)
-	tf32 := fs.Bool("tf32", false, "with --device cuda: let the GPU multiply in TF32 (faster, about 1e-2 from float32)")
+	tf32 := fs.Bool("tf32", false, "with --device cuda: let the GPU multiply in TF32, as --device cuda-tf32 does")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if gpu, ok := backend.(cuda.GPU); ok {
-		gpu.D.SetTF32(*tf32)
+		gpu.D.SetTF32(*tf32 || gpu.D.TF32())
 		return benchNNGPU(ctx, gpu, g, cfg, batches, *trainBatch, budget, io)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*procs))
@@ -70,8 +70,12 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return err
 	}
+	conv := cpu.ConvInfo()
+	if c, ok := backend.(interface{ ConvInfo() string }); ok {
+		conv = c.ConvInfo()
+	}
 	fmt.Fprintf(io.out, "%s network: %v, %d parameters, %.1f MFLOP per position; convolutions %s; BLAS %s, GOMAXPROCS %d\n",
-		g.Name(), cfg, net.Parameters(), net.FLOPsPerPosition()/1e6, cpu.ConvInfo(), cpu.BLASInfo(), *procs)
+		g.Name(), cfg, net.Parameters(), net.FLOPsPerPosition()/1e6, conv, cpu.BLASInfo(), *procs)
 	// Other work on the machine only slows a trial down, so each figure is
 	// the best of several short trials. The peak is the better of a square
 	// product and one shaped like a 64-filter 3×3 convolution (gonum's
@@ -91,7 +95,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		ev, err := nn.NewEvaluator(cpu.Backend(), folded, batch)
+		ev, err := nn.NewEvaluator(backend, folded, batch)
 		if err != nil {
 			return err
 		}
@@ -143,7 +147,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		steps++
 	}
 	elapsed := time.Since(start).Seconds()
-	fmt.Fprintf(io.out, "training batch %d: %.1f samples/s (%.2f steps/s)\n", *trainBatch, float64(steps**trainBatch)/elapsed, float64(steps)/elapsed)
+	fmt.Fprintf(io.out, "training batch %d: %.1f samples/s (%.2f steps/s, %d replicas)\n", *trainBatch, float64(steps**trainBatch)/elapsed, float64(steps)/elapsed, trainer.Replicas(*trainBatch))
 	return nil
 }
 

@@ -24,14 +24,19 @@ func addDeviceFlag(fs *flagSet) deviceFlag {
 	}
 }
 
-// deviceHelp lists the registered backends and what auto picks: "auto,
-// cuda or cpu (auto: an NVIDIA GPU, when …, else the CPU's cores)".
+// deviceHelp lists the registered backends, what auto picks and what the
+// others are: "auto, cuda, cuda-tf32 or cpu (auto: an NVIDIA GPU, when …;
+// else the CPU's cores; cuda-tf32: …)".
 func deviceHelp() string {
-	var abouts []string
+	var abouts, byName []string
 	for _, e := range device.Registered() {
+		if e.ByNameOnly {
+			byName = append(byName, "; "+e.Name+": "+e.About)
+			continue
+		}
 		abouts = append(abouts, e.About)
 	}
-	return device.Choices() + " (auto: " + strings.Join(abouts, "; else ") + ")"
+	return device.Choices() + " (auto: " + strings.Join(abouts, "; else ") + strings.Join(byName, "") + ")"
 }
 
 // open starts the backend; say then tells log which it is, once the

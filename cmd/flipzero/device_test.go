@@ -23,3 +23,16 @@ func TestDeviceLine(t *testing.T) {
 		t.Errorf("a line with nothing to explain: %q", got)
 	}
 }
+
+// TestDeviceHelp: the help says what auto tries, in order, and what each
+// backend only started by name is.
+func TestDeviceHelp(t *testing.T) {
+	help := deviceHelp()
+	auto, _, _ := strings.Cut(help, "; cuda-tf32: ")
+	if !strings.Contains(auto, "(auto: an NVIDIA GPU") || !strings.Contains(auto, "else the CPU's cores") || strings.Contains(auto, "TF32") {
+		t.Errorf("help %q: auto's part %q should list the GPU then the CPU and not TF32", help, auto)
+	}
+	if !strings.Contains(help, "; cuda-tf32: the GPU multiplying float32 in TF32") {
+		t.Errorf("help %q does not say what cuda-tf32 is", help)
+	}
+}

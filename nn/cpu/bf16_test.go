@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/flipzero/flipzero/nn"
@@ -159,5 +160,33 @@ func TestBF16EvaluatorAgreesWithFloat32(t *testing.T) {
 				t.Error("bfloat16 inference gives float32's results exactly: the bfloat16 kernels did not run")
 			}
 		})
+	}
+}
+
+// TestFastBackendTakesBF16: the fast backend evaluates in bfloat16 where
+// the CPU has it, unless FLIPZERO_CONV names another kernel set; the
+// float32 backend never does.
+func TestFastBackendTakesBF16(t *testing.T) {
+	_, hasBF16 := directBF16()
+	for _, tc := range []struct {
+		env      string
+		fast     bool
+		wantBF16 bool
+	}{
+		{"", true, hasBF16},
+		{"", false, false},
+		{"avx512", true, false},
+		{"avx512bf16", false, hasBF16},
+		{"im2row", true, false},
+	} {
+		t.Setenv("FLIPZERO_CONV", tc.env)
+		b := backend{bf16: tc.fast}
+		arch, direct := b.arch()
+		if got := direct && arch.bf16; got != tc.wantBF16 {
+			t.Errorf("FLIPZERO_CONV=%q, fast %v: bfloat16 %v (%s), want %v", tc.env, tc.fast, got, b.ConvInfo(), tc.wantBF16)
+		}
+		if strings.Contains(b.Summary(), "BF16") != tc.wantBF16 {
+			t.Errorf("FLIPZERO_CONV=%q, fast %v: summary %q", tc.env, tc.fast, b.Summary())
+		}
 	}
 }

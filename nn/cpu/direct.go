@@ -62,13 +62,20 @@ var (
 // convolution's weights and biases: they read a channel group whole.
 const weightSlack = 8
 
-// directDefault is the kernel set evaluators use: the fastest float32
-// set this CPU runs, unless FLIPZERO_CONV asks for another (avx2), for
-// bfloat16 inference (avx512bf16, where the CPU has AVX-512 BF16), or
-// for the im2row + matrix-multiply path (im2row), to compare them.
-func directDefault() (directArch, bool) {
+// directDefault is the kernel set float32 evaluators and the trainer use:
+// the fastest float32 set this CPU runs, unless FLIPZERO_CONV asks for
+// another (directChoice).
+func directDefault() (directArch, bool) { return directChoice(false) }
+
+// directChoice is the kernel set an evaluator convolves with: the one
+// FLIPZERO_CONV names, to compare them — avx512, avx2, avx512bf16 (where
+// the CPU has AVX-512 BF16) or im2row (none: im2row + matrix multiply) —
+// else, where preferBF16 and the CPU has them, the bfloat16 kernels, else
+// the fastest float32 set.
+func directChoice(preferBF16 bool) (directArch, bool) {
 	archs := directArchs()
-	if bf16, ok := directBF16(); ok {
+	bf16, hasBF16 := directBF16()
+	if hasBF16 {
 		archs = append(archs, bf16)
 	}
 	key := func(s string) string { return strings.NewReplacer("-", "", " ", "").Replace(strings.ToLower(s)) }
@@ -81,12 +88,19 @@ func directDefault() (directArch, bool) {
 			return arch, true
 		}
 	}
+	if preferBF16 && hasBF16 {
+		return bf16, true
+	}
 	return archs[0], true
 }
 
-// ConvInfo says how the CPU evaluator convolves, for people.
-func ConvInfo() string {
-	if arch, ok := directDefault(); ok {
+// ConvInfo says how a float32 CPU evaluator convolves, for people.
+func ConvInfo() string { return convInfo(directDefault()) }
+
+// convInfo says how an evaluator with the kernel set arch (if direct)
+// convolves.
+func convInfo(arch directArch, direct bool) string {
+	if direct {
 		return "direct (" + arch.name + " kernels)"
 	}
 	if len(directArchs()) > 0 {

@@ -14,12 +14,20 @@ type GPU struct {
 }
 
 // Name says which GPU and libraries compute.
-func (g GPU) Name() string { return "cuda (" + g.D.Name() + ")" }
+func (g GPU) Name() string { return g.mode() + " (" + g.D.Name() + ")" }
 
 // Summary names the GPU alone, for the line every command starts with.
 func (g GPU) Summary() string {
 	gpu, _, _ := strings.Cut(g.D.Name(), ",")
-	return "cuda (" + gpu + ")"
+	return g.mode() + " (" + gpu + ")"
+}
+
+// mode is the --device name of the GPU's precision.
+func (g GPU) mode() string {
+	if g.D.TF32() {
+		return "cuda-tf32"
+	}
+	return "cuda"
 }
 
 // NewInference uploads the snapshot's weights for batches of up to

@@ -7,6 +7,7 @@ package device
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/flipzero/flipzero/nn"
@@ -23,28 +24,38 @@ type Entry struct {
 	About, Device string
 	// Open starts it, or says in one line what is missing.
 	Open func() (nn.Backend, error)
+	// ByNameOnly keeps auto from trying it: a mode that trades agreement
+	// with float32 for speed is the user's choice, never a fallback.
+	ByNameOnly bool
 }
 
 // Registered lists the backends in the order "auto" tries them: the
-// fastest first, the CPU, which always starts, last. A backend runs every
+// fastest first, the CPU, which always starts, last; those auto never
+// tries (other precisions) after the one they vary. A backend runs every
 // architecture option (nn/nntest checks each on every backend present).
 func Registered() []Entry {
 	return []Entry{
-		{Name: "cuda", About: "an NVIDIA GPU, when CUDA's driver, cuBLAS and cuDNN load and find one", Device: "GPU", Open: openCUDA},
-		{Name: "cpu", About: "the CPU's cores", Device: "CPU", Open: func() (nn.Backend, error) { return cpu.Backend(), nil }},
+		{Name: "cuda", About: "an NVIDIA GPU, when CUDA's driver, cuBLAS and cuDNN load and find one", Device: "GPU", Open: openCUDA(false)},
+		{Name: "cuda-tf32", About: "the GPU multiplying float32 in TF32 on its tensor cores: faster, outputs within " + strconv.FormatFloat(cuda.TF32Tolerance, 'g', -1, 64) + " of the largest from float32's", Device: "GPU", Open: openCUDA(true), ByNameOnly: true},
+		{Name: "cpu", About: "the CPU's cores, evaluating in bfloat16 where the CPU has AVX-512 BF16", Device: "CPU", Open: func() (nn.Backend, error) { return cpu.FastBackend(), nil }},
+		{Name: "cpu-fp32", About: "the CPU's cores in float32 throughout", Device: "CPU", Open: func() (nn.Backend, error) { return cpu.Backend(), nil }, ByNameOnly: true},
 	}
 }
 
-func openCUDA() (nn.Backend, error) {
-	d, err := cuda.Open()
-	if err != nil {
-		return nil, err
+// openCUDA starts the first GPU, multiplying in TF32 where tf32 says so.
+func openCUDA(tf32 bool) func() (nn.Backend, error) {
+	return func() (nn.Backend, error) {
+		d, err := cuda.Open()
+		if err != nil {
+			return nil, err
+		}
+		d.SetTF32(tf32)
+		return cuda.GPU{D: d}, nil
 	}
-	return cuda.GPU{D: d}, nil
 }
 
 // Choices are the names Open takes, as a flag's help lists them: "auto,
-// cuda or cpu".
+// cuda, cuda-tf32, cpu or cpu-fp32".
 func Choices() string {
 	names := []string{"auto"}
 	for _, e := range Registered() {
@@ -54,12 +65,17 @@ func Choices() string {
 }
 
 // Open returns the backend named, or an error naming what is missing when
-// it cannot start; "auto" is the first registered backend that starts,
-// with in note why each before it did not ("no GPU: …").
+// it cannot start; "auto" is the first registered backend that starts
+// (of those auto may try), with in note why each before it did not ("no
+// GPU: …").
 func Open(name string) (backend nn.Backend, note string, err error) {
+	return open(Registered(), name)
+}
+
+func open(entries []Entry, name string) (backend nn.Backend, note string, err error) {
 	var notes []string
-	for _, e := range Registered() {
-		if name != "auto" && name != e.Name {
+	for _, e := range entries {
+		if name != e.Name && (name != "auto" || e.ByNameOnly) {
 			continue
 		}
 		b, err := e.Open()
