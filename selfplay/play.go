@@ -96,9 +96,9 @@ type Settings struct {
 	// samples as it has while the positions where the network was most
 	// wrong are learned sooner (default 0: every sample weighs 1; KataGo
 	// uses 0.5, which lost 30–4–66 to 0 in 50 minutes of Othello a core,
-	// docs/experiments.md). KataGo writes such a sample down more often; here its
-	// loss weighs more, which trains much the same without growing the
-	// replay window. No sample weighs more than data.MaxWeight.
+	// docs/experiments.md). KataGo writes such a sample down more often;
+	// here its loss weighs more, which trains much the same without
+	// growing the replay window. No sample weighs more than data.MaxWeight.
 	PolicySurpriseWeight float64 `yaml:"policy_surprise_weight"`
 	// Progress, where set, hears after each round of a worker's searches
 	// how many moves it searched and how many positions all workers have

@@ -29,7 +29,6 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	trainBatch := fs.Int("train-batch", 128, "training batch size (0 skips training)")
 	procs := fs.Int("procs", 1, "cores Go may use while measuring (the figures are per core at 1)")
 	dev := addDeviceFlag(fs)
-	tf32 := fs.Bool("tf32", false, "with --device cuda: let the GPU multiply in TF32, as --device cuda-tf32 does")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -61,7 +60,6 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		return err
 	}
 	if gpu, ok := backend.(cuda.GPU); ok {
-		gpu.D.SetTF32(*tf32 || gpu.D.TF32())
 		return benchNNGPU(ctx, gpu, g, cfg, batches, *trainBatch, budget, io)
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(*procs))
