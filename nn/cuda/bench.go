@@ -11,8 +11,9 @@ import (
 type BenchResult struct {
 	Batch              int
 	PositionsPerSecond float64
-	// Path says how the batch ran: "cudnn graph", "sgemm graph" (im2row and
-	// cuBLAS), or "… eager" where no graph could be captured.
+	// Path says how the batch ran: "cudnn graph", "cudnn-nhwc graph",
+	// "sgemm graph" (im2row and cuBLAS), or "… eager" where no graph could
+	// be captured; and why the NHWC path did not run, where it did not.
 	Path string
 }
 
@@ -52,6 +53,9 @@ func BenchForward(d *Device, l nn.Layers, inputs []float32, batch int, minTime t
 		r.Path = p.path.String() + " graph"
 		if p.exec == 0 {
 			r.Path = p.path.String() + " eager"
+		}
+		if p.nhwcErr != nil {
+			r.Path += fmt.Sprintf("; %v path not run: %v", nhwcPath, p.nhwcErr)
 		}
 	}
 	return r, nil

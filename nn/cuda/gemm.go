@@ -46,6 +46,15 @@ func (inf *Inference) enqueueGemm(p *plan) error {
 		}
 		x, y = y, x
 	}
+	return inf.rowsHeads(p, x)
+}
+
+// rowsHeads queues the heads of the SGEMM and NHWC paths on the tower's
+// output x, laid out (position·cell, channel), and the copies of the
+// results.
+func (inf *Inference) rowsHeads(p *plan, x uintptr) error {
+	n := p.n
+	rows := n * inf.cells
 	// The 1×1 heads need no im2row: the activations are their rows.
 	if err := inf.sgemm(inf.headW, denseGemm(inf.filters, inf.heads, rows, inf.filters, 0), x, inf.headOut); err != nil {
 		return err

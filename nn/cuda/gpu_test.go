@@ -82,7 +82,7 @@ func TestGPUForwardMatchesCPU(t *testing.T) {
 		for _, tc := range []struct {
 			only path
 			tf32 bool
-		}{{cudnnPath, false}, {gemmPath, false}, {anyPath, false}, {anyPath, true}} {
+		}{{cudnnPath, false}, {gemmPath, false}, {nhwcPath, false}, {nhwcPath, true}, {anyPath, false}, {anyPath, true}} {
 			d.SetTF32(tc.tf32)
 			inf, err := d.NewInference(folded.Layers(), maxBatch)
 			if err != nil {

@@ -48,8 +48,9 @@ type Inference struct {
 	policyGlobal *devDense
 	policyIndex  uintptr
 
-	// Device activations, each sized for maxBatch.
-	in, x, y, t, headOut, hid, vout, logits, wdl uintptr
+	// Device activations, each sized for maxBatch; inT is the input
+	// transposed to NHWC for the NHWC path.
+	in, inT, x, y, t, headOut, hid, vout, logits, wdl uintptr
 	// Scratch of global pooling and the convolutional policy head: pooled
 	// means and maxima, the pooling biases, the policy planes, the global
 	// policy logits.
@@ -85,16 +86,24 @@ const (
 	anyPath path = iota
 	cudnnPath
 	gemmPath
+	// nhwcPath computes the stem and the tower with cuDNN on NHWC
+	// tensors, the layout its tensor-core kernels read without
+	// transposing, and the heads as the SGEMM path does, on the same
+	// (position·cell, channel) rows.
+	nhwcPath
 )
 
 func (p path) String() string {
-	return [...]string{"any", "cudnn", "sgemm"}[p]
+	return [...]string{"any", "cudnn", "sgemm", "cudnn-nhwc"}[p]
 }
 
 type devConv struct {
 	kernel, in, out int
 	w, b            uintptr
 	wDesc, bDesc    uintptr
+	// The NHWC path's copy of the weights, laid out (out, ky, kx, in),
+	// and its filter and bias descriptors (stem and tower only).
+	nhwcW, nhwcWDesc, nhwcBDesc uintptr
 }
 
 type devDense struct {
@@ -112,10 +121,15 @@ type plan struct {
 	inDesc, actDesc, headDesc     uintptr
 	logitDesc, hidDesc, voutDesc  uintptr
 	stemConv, towerConv, headConv convChoice
-	ws                            uintptr
-	wsBytes                       uintptr
-	graph, exec                   uintptr
-	captureErr                    error
+	// The NHWC path's descriptors and algorithms; nhwcErr says why that
+	// path cannot run at this batch size, where it cannot.
+	inNHWC, actNHWC     uintptr
+	nhwcStem, nhwcTower convChoice
+	nhwcErr             error
+	ws                  uintptr
+	wsBytes             uintptr
+	graph, exec         uintptr
+	captureErr          error
 }
 
 // convChoice is one convolution's descriptor and algorithm at a batch size.
@@ -207,10 +221,16 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 	if inf.stem, err = inf.newConv(l.Stem); err != nil {
 		return err
 	}
+	if err := inf.newConvNHWC(&inf.stem); err != nil {
+		return err
+	}
 	for _, b := range l.Blocks {
 		var pair [2]devConv
 		for i := range pair {
 			if pair[i], err = inf.newConv(b[i]); err != nil {
+				return err
+			}
+			if err := inf.newConvNHWC(&pair[i]); err != nil {
 				return err
 			}
 		}
@@ -246,6 +266,7 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 		size int
 	}{
 		{&inf.in, n * inf.planes * inf.cells},
+		{&inf.inT, n * inf.planes * inf.cells},
 		{&inf.x, n * inf.filters * inf.cells},
 		{&inf.y, n * inf.filters * inf.cells},
 		{&inf.t, n * inf.filters * inf.cells},
@@ -318,11 +339,12 @@ func (inf *Inference) load(l nn.Layers) error {
 	dense := func(d *devDense, src nn.DenseLayer) []array { return []array{{d.w, src.Weights}, {d.b, src.Bias}} }
 	arrays := append(conv(inf.stem, l.Stem), conv(inf.head, heads)...)
 	arrays = append(arrays, array{inf.stemW, rowWeights(l.Stem)}, array{inf.headW, rowWeights(heads)},
+		array{inf.stem.nhwcW, nhwcWeights(l.Stem)},
 		array{inf.v1W, headWeights(l.ValueFC1, inf.cells, inf.heads, l.PolicyConv.Out, l.ValueConv.Out)})
 	for i, b := range l.Blocks {
 		for k := range b {
 			arrays = append(arrays, conv(inf.blocks[i][k], b[k])...)
-			arrays = append(arrays, array{inf.blockW[i][k], rowWeights(b[k])})
+			arrays = append(arrays, array{inf.blockW[i][k], rowWeights(b[k])}, array{inf.blocks[i][k].nhwcW, nhwcWeights(b[k])})
 		}
 		if i < len(l.GlobalPool) && l.GlobalPool[i] != nil {
 			arrays = append(arrays, dense(inf.pools[i], *l.GlobalPool[i])...)
@@ -464,13 +486,19 @@ func (inf *Inference) newDense(l nn.DenseLayer) (dd devDense, err error) {
 // tensorDesc makes a packed NCHW float32 descriptor. Descriptors are
 // destroyed with the inference, whether made for it or for a plan.
 func (inf *Inference) tensorDesc(n, c, h, w int) (uintptr, error) {
+	return inf.tensorDescIn(cudnnTensorNCHW, n, c, h, w)
+}
+
+// tensorDescIn makes a packed float32 descriptor in the given format
+// (cudnnTensorNCHW or cudnnTensorNHWC).
+func (inf *Inference) tensorDescIn(format int32, n, c, h, w int) (uintptr, error) {
 	d := inf.d
 	var desc uintptr
 	if err := d.dnnErr("cudnnCreateTensorDescriptor", d.dnn.cudnnCreateTensorDescriptor(&desc)); err != nil {
 		return 0, err
 	}
-	if err := d.dnnErr(fmt.Sprintf("cudnnSetTensor4dDescriptor %d×%d×%d×%d", n, c, h, w),
-		d.dnn.cudnnSetTensor4dDescriptor(desc, cudnnTensorNCHW, cudnnDataFloat, int32(n), int32(c), int32(h), int32(w))); err != nil {
+	if err := d.dnnErr(fmt.Sprintf("cudnnSetTensor4dDescriptor %d×%d×%d×%d format %d", n, c, h, w, format),
+		d.dnn.cudnnSetTensor4dDescriptor(desc, format, cudnnDataFloat, int32(n), int32(c), int32(h), int32(w))); err != nil {
 		d.dnn.cudnnDestroyTensorDescriptor(desc)
 		return 0, err
 	}
@@ -540,17 +568,43 @@ func (inf *Inference) run(p *plan) error {
 func (inf *Inference) settle(p *plan) error {
 	d := inf.d
 	var paths []path
-	for _, c := range []path{cudnnPath, gemmPath} {
-		if (inf.only == anyPath || inf.only == c) && (c != gemmPath || p.n <= inf.gemmMax) {
+	for _, c := range []path{cudnnPath, nhwcPath, gemmPath} {
+		if (inf.only == anyPath || inf.only == c) && inf.canRun(p, c) {
 			paths = append(paths, c)
 		}
 	}
 	if len(paths) == 0 {
+		if inf.only == nhwcPath && p.nhwcErr != nil {
+			return fmt.Errorf("cuda forward: batch %d with the %v path: %w", p.n, inf.only, p.nhwcErr)
+		}
 		return fmt.Errorf("cuda forward: no way to compute batch %d with the %v path", p.n, inf.only)
 	}
 	sync := func() error { return d.cu("cuStreamSynchronize", d.drv.cuStreamSynchronize(inf.stream)) }
+	// Each path runs once eagerly. One that cuDNN refuses as it is queued
+	// (an NHWC algorithm that Find timed but the fused call will not run)
+	// drops out while another remains; the last path run leaves its
+	// results in the output buffers.
+	ran := paths[:0]
+	var refused error
 	for _, c := range paths {
 		p.path = c
+		if err := inf.enqueue(p); err != nil {
+			refused = err
+			if c == nhwcPath {
+				p.nhwcErr = err
+			}
+			continue
+		}
+		if err := sync(); err != nil {
+			return err
+		}
+		ran = append(ran, c)
+	}
+	if len(ran) == 0 {
+		return refused
+	}
+	if last := ran[len(ran)-1]; p.path != last {
+		p.path = last
 		if err := inf.enqueue(p); err != nil {
 			return err
 		}
@@ -558,6 +612,7 @@ func (inf *Inference) settle(p *plan) error {
 			return err
 		}
 	}
+	paths = ran
 	best, bestTime := -1, time.Duration(0)
 	execs := make([]uintptr, len(paths))
 	graphs := make([]uintptr, len(paths))
@@ -642,8 +697,11 @@ func (inf *Inference) capture(p *plan) error {
 // enqueue queues a batch of p.n positions on the stream: the input copy,
 // the computation at the top of nn/layers.go, the output copies.
 func (inf *Inference) enqueue(p *plan) error {
-	if p.path == gemmPath {
+	switch p.path {
+	case gemmPath:
 		return inf.enqueueGemm(p)
+	case nhwcPath:
+		return inf.enqueueNHWC(p)
 	}
 	return inf.enqueueDNN(p)
 }
@@ -698,8 +756,14 @@ func (inf *Inference) enqueueDNN(p *plan) error {
 	return inf.finish(p)
 }
 
-// conv is y = relu(conv(x) + bias [+ skip]), one fused cuDNN call.
+// conv is y = relu(conv(x) + bias [+ skip]) on NCHW tensors.
 func (inf *Inference) conv(p *plan, c *devConv, ch convChoice, xDesc, x, yDesc, y, skip uintptr) error {
+	return inf.fusedConv(p, c, c.wDesc, c.w, c.bDesc, ch, xDesc, x, yDesc, y, skip)
+}
+
+// fusedConv is y = relu(conv(x) + bias [+ skip]), one cuDNN call, with
+// c's weights as wDesc describes them at w.
+func (inf *Inference) fusedConv(p *plan, c *devConv, wDesc, w, bDesc uintptr, ch convChoice, xDesc, x, yDesc, y, skip uintptr) error {
 	d := inf.d
 	one, alpha2 := float32(1), float32(0)
 	z := y
@@ -707,8 +771,8 @@ func (inf *Inference) conv(p *plan, c *devConv, ch convChoice, xDesc, x, yDesc, 
 		alpha2, z = 1, skip
 	}
 	return d.dnnErr(fmt.Sprintf("cudnnConvolutionBiasActivationForward %d→%d k%d batch %d", c.in, c.out, c.kernel, p.n),
-		d.dnn.cudnnConvolutionBiasActivationForward(inf.dnn, &one, xDesc, x, c.wDesc, c.w, ch.desc, ch.algo, p.ws, p.wsBytes,
-			&alpha2, yDesc, z, c.bDesc, c.b, inf.relu, yDesc, y))
+		d.dnn.cudnnConvolutionBiasActivationForward(inf.dnn, &one, xDesc, x, wDesc, w, ch.desc, ch.algo, p.ws, p.wsBytes,
+			&alpha2, yDesc, z, bDesc, c.b, inf.relu, yDesc, y))
 }
 
 // dense is y = x · W + b for the rows g describes.
@@ -756,7 +820,7 @@ func (inf *Inference) newPlan(n int) (p *plan, err error) {
 	}
 	var ws uintptr
 	choose := func(c *devConv, xDesc, yDesc uintptr) (convChoice, error) {
-		ch, bytes, err := inf.chooseConv(c, xDesc, yDesc)
+		ch, bytes, err := inf.chooseConv(c, c.wDesc, xDesc, yDesc)
 		ws = max(ws, bytes)
 		return ch, err
 	}
@@ -770,6 +834,13 @@ func (inf *Inference) newPlan(n int) (p *plan, err error) {
 	}
 	if p.headConv, err = choose(&inf.head, p.actDesc, p.headDesc); err != nil {
 		return p, err
+	}
+	// A cuDNN without NHWC kernels for these shapes leaves the other
+	// paths.
+	if bytes, err := inf.planNHWC(p); err != nil {
+		p.nhwcErr = err
+	} else {
+		ws = max(ws, bytes)
 	}
 	if ws > inf.wsBytes {
 		size := max(ws, 2*inf.wsBytes)
@@ -788,7 +859,7 @@ func (inf *Inference) shape() (int, int) { return inf.h, inf.w }
 // chooseConv makes c's convolution descriptor at one batch size and picks
 // the fastest algorithm cuDNN measures that keeps the arithmetic in the
 // chosen precision: plain float32 FMA unless TF32 is allowed.
-func (inf *Inference) chooseConv(c *devConv, xDesc, yDesc uintptr) (ch convChoice, ws uintptr, err error) {
+func (inf *Inference) chooseConv(c *devConv, wDesc, xDesc, yDesc uintptr) (ch convChoice, ws uintptr, err error) {
 	d := inf.d
 	if err := d.dnnErr("cudnnCreateConvolutionDescriptor", d.dnn.cudnnCreateConvolutionDescriptor(&ch.desc)); err != nil {
 		return ch, 0, err
@@ -807,7 +878,7 @@ func (inf *Inference) chooseConv(c *devConv, xDesc, yDesc uintptr) (ch convChoic
 	var perf [cudnnFwdAlgoCount]convFwdPerf
 	var got int32
 	if err := d.dnnErr(fmt.Sprintf("cudnnFindConvolutionForwardAlgorithm %d→%d k%d", c.in, c.out, c.kernel),
-		d.dnn.cudnnFindConvolutionForwardAlgorithm(inf.dnn, xDesc, c.wDesc, ch.desc, yDesc, int32(len(perf)), &got, &perf[0])); err != nil {
+		d.dnn.cudnnFindConvolutionForwardAlgorithm(inf.dnn, xDesc, wDesc, ch.desc, yDesc, int32(len(perf)), &got, &perf[0])); err != nil {
 		return ch, 0, err
 	}
 	pick := pickAlgo(perf[:got], inf.tf32)
@@ -821,7 +892,7 @@ func (inf *Inference) chooseConv(c *devConv, xDesc, yDesc uintptr) (ch convChoic
 	if err := d.dnnErr("cudnnSetConvolutionMathType", d.dnn.cudnnSetConvolutionMathType(ch.desc, math)); err != nil {
 		return ch, 0, err
 	}
-	if err := d.dnnErr("cudnnGetConvolutionForwardWorkspaceSize", d.dnn.cudnnGetConvolutionForwardWorkspaceSize(inf.dnn, xDesc, c.wDesc, ch.desc, yDesc, ch.algo, &ws)); err != nil {
+	if err := d.dnnErr("cudnnGetConvolutionForwardWorkspaceSize", d.dnn.cudnnGetConvolutionForwardWorkspaceSize(inf.dnn, xDesc, wDesc, ch.desc, yDesc, ch.algo, &ws)); err != nil {
 		return ch, 0, err
 	}
 	return ch, ws, nil
@@ -869,12 +940,12 @@ func (inf *Inference) freePlan(p *plan) {
 	if p.graph != 0 {
 		d.drv.cuGraphDestroy(p.graph)
 	}
-	for _, t := range []uintptr{p.inDesc, p.actDesc, p.headDesc, p.logitDesc, p.hidDesc, p.voutDesc} {
+	for _, t := range []uintptr{p.inDesc, p.actDesc, p.headDesc, p.logitDesc, p.hidDesc, p.voutDesc, p.inNHWC, p.actNHWC} {
 		if t != 0 {
 			d.dnn.cudnnDestroyTensorDescriptor(t)
 		}
 	}
-	for _, c := range []uintptr{p.stemConv.desc, p.towerConv.desc, p.headConv.desc} {
+	for _, c := range []uintptr{p.stemConv.desc, p.towerConv.desc, p.headConv.desc, p.nhwcStem.desc, p.nhwcTower.desc} {
 		if c != 0 {
 			d.dnn.cudnnDestroyConvolutionDescriptor(c)
 		}
@@ -901,11 +972,15 @@ func (inf *Inference) free() {
 		convs = append(convs, *inf.policyOut)
 	}
 	for _, c := range convs {
-		if c.wDesc != 0 {
-			d.dnn.cudnnDestroyFilterDescriptor(c.wDesc)
+		for _, f := range []uintptr{c.wDesc, c.nhwcWDesc} {
+			if f != 0 {
+				d.dnn.cudnnDestroyFilterDescriptor(f)
+			}
 		}
-		if c.bDesc != 0 {
-			d.dnn.cudnnDestroyTensorDescriptor(c.bDesc)
+		for _, b := range []uintptr{c.bDesc, c.nhwcBDesc} {
+			if b != 0 {
+				d.dnn.cudnnDestroyTensorDescriptor(b)
+			}
 		}
 	}
 	dense := append([]*devDense{&inf.fc[0], &inf.fc[1], &inf.fc[2], inf.policyGlobal}, inf.pools...)

@@ -139,6 +139,7 @@ const (
 	libPropPatch           = 2
 
 	cudnnTensorNCHW        = 0
+	cudnnTensorNHWC        = 1
 	cudnnDataFloat         = 0
 	cudnnCrossCorrelation  = 1
 	cudnnDefaultMath       = 0
@@ -310,6 +311,7 @@ type cudnnAPI struct {
 	cudnnBatchNormalizationBackward                func(h uintptr, mode int32, alphaData, betaData, alphaParam, betaParam *float32, xd, x, dyd, dy, dxd, dx, bnd, scale, dScale, dBias uintptr, eps float64, saveMean, saveInvVar uintptr) int32
 	cudnnActivationBackward                        func(h, act uintptr, alpha *float32, yd, y, dyd, dy, xd, x uintptr, beta *float32, dxd, dx uintptr) int32
 	cudnnSoftmaxForward                            func(h uintptr, algo, mode int32, alpha *float32, xd, x uintptr, beta *float32, yd, y uintptr) int32
+	cudnnTransformTensor                           func(h uintptr, alpha *float32, xd, x uintptr, beta *float32, yd, y uintptr) int32
 }
 
 func (f *cudnnAPI) symbols() []symbol {
@@ -338,6 +340,7 @@ func (f *cudnnAPI) symbols() []symbol {
 		{"cudnnAddTensor", &f.cudnnAddTensor},
 		{"cudnnActivationForward", &f.cudnnActivationForward},
 		{"cudnnSoftmaxForward", &f.cudnnSoftmaxForward},
+		{"cudnnTransformTensor", &f.cudnnTransformTensor},
 		{"cudnnConvolutionForward", &f.cudnnConvolutionForward},
 		{"cudnnFindConvolutionBackwardDataAlgorithm", &f.cudnnFindConvolutionBackwardDataAlgorithm},
 		{"cudnnGetConvolutionBackwardDataWorkspaceSize", &f.cudnnGetConvolutionBackwardDataWorkspaceSize},

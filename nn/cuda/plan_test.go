@@ -239,3 +239,48 @@ func TestLayersShape(t *testing.T) {
 		seen[sa] = name
 	}
 }
+
+// TestNHWCWeights convolves one input both ways: in NCHW with the layer's
+// own weights, and in NHWC with nhwcWeights' layout, on a board that is
+// not square so that rows and columns cannot be confused. Integer values
+// keep every sum exact.
+func TestNHWCWeights(t *testing.T) {
+	const in, out, k, h, w = 3, 4, 3, 4, 5
+	c := nn.ConvLayer{Kernel: k, In: in, Out: out, Weights: make([]float32, out*in*k*k)}
+	for i := range c.Weights {
+		c.Weights[i] = float32(i%7) - 3
+	}
+	x := make([]float32, in*h*w) // NCHW, one position
+	for i := range x {
+		x[i] = float32(i%5) - 2
+	}
+	xT := make([]float32, len(x)) // the same position NHWC, as cudnnTransformTensor writes it
+	for i := 0; i < in; i++ {
+		for p := 0; p < h*w; p++ {
+			xT[p*in+i] = x[i*h*w+p]
+		}
+	}
+	nhwc := nhwcWeights(c)
+	for o := 0; o < out; o++ {
+		for y := 0; y < h; y++ {
+			for xx := 0; xx < w; xx++ {
+				var want, got float32
+				for ky := 0; ky < k; ky++ {
+					for kx := 0; kx < k; kx++ {
+						sy, sx := y+ky-k/2, xx+kx-k/2
+						if sy < 0 || sy >= h || sx < 0 || sx >= w {
+							continue
+						}
+						for i := 0; i < in; i++ {
+							want += c.Weights[((o*in+i)*k+ky)*k+kx] * x[(i*h+sy)*w+sx]
+							got += nhwc[((o*k+ky)*k+kx)*in+i] * xT[(sy*w+sx)*in+i]
+						}
+					}
+				}
+				if got != want {
+					t.Fatalf("output %d at (%d, %d): %g with NHWC weights, want %g", o, y, xx, got, want)
+				}
+			}
+		}
+	}
+}

@@ -13,44 +13,57 @@ import (
 )
 
 // TestGPUProfile logs the time of a call through each path's graph at
-// several batch sizes, and what cuDNN measures for each algorithm of the
-// tower's convolution: the data behind the choice of path.
+// several batch sizes, in float32 and in TF32, and what cuDNN measures for
+// each algorithm of the tower's convolution: the data behind the choice
+// of path.
 func TestGPUProfile(t *testing.T) {
 	d := openGPU(t)
+	defer d.SetTF32(false)
+	const most = 2048
 	for _, g := range []env.Game{othello.Othello(), yinsh.Full()} {
 		net, err := nn.New(g, nn.DefaultConfig(g), 3)
 		if err != nil {
 			t.Fatal(err)
 		}
-		inputs := nntest.Encode(env.RandomPositions(g, 512, 9, false))
-		size := len(inputs) / 512
-		for _, only := range []path{cudnnPath, gemmPath} {
-			inf, err := d.NewInference(net.Fold().Layers(), 512)
-			if err != nil {
-				t.Fatal(err)
-			}
-			inf.only = only
-			line := ""
-			for _, n := range []int{1, 8, 32, 128, 256, 512} {
-				for range 3 {
-					if _, _, err := inf.Forward(inputs[:n*size], n); err != nil {
-						t.Fatal(err)
-					}
+		positions := nntest.Encode(env.RandomPositions(g, 512, 9, false))
+		size := len(positions) / 512
+		inputs := make([]float32, most*size)
+		for i := 0; i < len(inputs); i += len(positions) {
+			copy(inputs[i:], positions)
+		}
+		for _, tf32 := range []bool{false, true} {
+			d.SetTF32(tf32)
+			for _, only := range []path{cudnnPath, nhwcPath, gemmPath} {
+				inf, err := d.NewInference(net.Fold().Layers(), most)
+				if err != nil {
+					t.Fatal(err)
 				}
-				const reps = 50
-				start := time.Now()
-				for range reps {
-					if _, _, err := inf.Forward(inputs[:n*size], n); err != nil {
-						t.Fatal(err)
+				inf.only = only
+				line := ""
+				for _, n := range []int{1, 8, 32, 128, 256, 512, most} {
+					if only == gemmPath && n > inf.gemmMax {
+						continue
 					}
+					for range 3 {
+						if _, _, err := inf.Forward(inputs[:n*size], n); err != nil {
+							t.Fatal(err)
+						}
+					}
+					const reps = 50
+					start := time.Now()
+					for range reps {
+						if _, _, err := inf.Forward(inputs[:n*size], n); err != nil {
+							t.Fatal(err)
+						}
+					}
+					line += fmt.Sprintf(" %d: %v;", n, time.Since(start)/reps)
 				}
-				line += fmt.Sprintf(" %d: %v;", n, time.Since(start)/reps)
+				t.Logf("%s %v path, tf32=%v, per call:%s", g.Name(), only, tf32, line)
+				if only == cudnnPath && !tf32 {
+					logFind(t, inf, inf.plans[256])
+				}
+				inf.Close()
 			}
-			t.Logf("%s %v path, per call:%s", g.Name(), only, line)
-			if only == cudnnPath {
-				logFind(t, inf, inf.plans[256])
-			}
-			inf.Close()
 		}
 	}
 }
