@@ -28,6 +28,14 @@ import (
 // it plays a generation's games only once the loop asks for them. It
 // never plays further ahead than that, the back-pressure that keeps the
 // replay ratio: games no training would use for a while wait unplayed.
+//
+// With ahead 0 each generation is a round (selfplay.PlayGames), its games
+// shared out among the workers as it starts. Playing ahead, it is one
+// stream (selfplay.PlayStream): a worker whose game ends starts the next
+// at once, of the next generation once this one's are all under way, so
+// that no worker waits for a round's slowest game; each new network is
+// swapped into the evaluators between two rounds of their searches, and
+// a game belongs to the generation being filled when it ends.
 type localSelfPlay struct {
 	game    env.Game
 	cfg     Config
@@ -36,6 +44,8 @@ type localSelfPlay struct {
 	seed    uint64
 	ahead   int
 	stopped chan struct{} // closed when the playing goroutine returns
+	// stream is the stream of games when playing ahead, else nil.
+	stream *selfplay.Stream
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced at every change below
@@ -49,6 +59,9 @@ type localSelfPlay struct {
 	moves       atomic.Int64
 	evaluations atomic.Int64
 	roundStart  time.Time
+	// evalBase is the stream's evaluations when the generation being
+	// played began (0 in rounds, whose count starts at 0).
+	evalBase int64
 	// finished is how each played round went, by generation.
 	finished map[int]roundStats
 }
@@ -69,9 +82,14 @@ func startLocalSelfPlay(ctx context.Context, g env.Game, cfg Config, evals *nn.E
 		stopped: make(chan struct{}), changed: make(chan struct{}),
 		asked: gen, done: map[int]RemoteGames{}, finished: map[int]roundStats{},
 	}
+	play := s.play
+	if s.ahead > 0 {
+		s.stream = &selfplay.Stream{}
+		play = s.playStream
+	}
 	go func() {
 		defer close(s.stopped)
-		err := s.play(ctx, gen+1)
+		err := play(ctx, gen+1)
 		s.update(func() { s.err = err })
 	}()
 	return s
@@ -103,8 +121,20 @@ func (s *localSelfPlay) wait(ctx context.Context, ready func() bool) error {
 	}
 }
 
-// Publish makes net the network of the rounds that start from now on.
+// Publish makes net the network of the rounds that start from now on;
+// in a stream, of the games in play from their next move.
 func (s *localSelfPlay) Publish(_ context.Context, _ int, net *nn.Folded) error {
+	s.mu.Lock()
+	same := s.net == net
+	s.mu.Unlock()
+	if same {
+		return nil
+	}
+	if s.stream != nil {
+		if err := s.stream.Pause(func() error { return s.evals.Reload(net) }); err != nil {
+			return fmt.Errorf("self-play network: %w", err)
+		}
+	}
 	s.update(func() { s.net = net })
 	return nil
 }
@@ -144,7 +174,7 @@ func (s *localSelfPlay) progress(number int) (moves int, evaluations int64, seco
 	if s.playing != number {
 		return 0, 0, 0
 	}
-	return int(s.moves.Load()), s.evaluations.Load(), time.Since(s.roundStart).Seconds()
+	return int(s.moves.Load()), s.evaluations.Load() - s.evalBase, time.Since(s.roundStart).Seconds()
 }
 
 // play plays the rounds of generation first and after, each once the
@@ -201,18 +231,28 @@ func (s *localSelfPlay) round(ctx context.Context, number int, net *nn.Folded) (
 		return RemoteGames{}, err
 	}
 	s.evaluations.Store(stats.Evaluations)
-	if err := os.MkdirAll(s.run.Games(), 0o755); err != nil {
-		return RemoteGames{}, fmt.Errorf("games: %w", err)
-	}
-	if err := writeGames(s.run.GameRecords(number), records); err != nil {
+	if err := s.store(number, &games, records); err != nil {
 		return RemoteGames{}, err
 	}
-	if err := data.WriteShard(shard, s.game, games.Samples); err != nil {
-		return RemoteGames{}, err
-	}
-	games.Positions = len(games.Samples)
 	s.update(func() {
 		s.finished[number] = roundStats{int(s.moves.Load()), stats.Evaluations, time.Since(s.roundStart).Seconds()}
 	})
 	return games, nil
+}
+
+// store writes generation number's games to the run folder: its game
+// records, then its shard, whose presence says the generation's games are
+// whole.
+func (s *localSelfPlay) store(number int, games *RemoteGames, records []string) error {
+	if err := os.MkdirAll(s.run.Games(), 0o755); err != nil {
+		return fmt.Errorf("games: %w", err)
+	}
+	if err := writeGames(s.run.GameRecords(number), records); err != nil {
+		return err
+	}
+	if err := data.WriteShard(s.run.Shard(number), s.game, games.Samples); err != nil {
+		return err
+	}
+	games.Positions = len(games.Samples)
+	return nil
 }

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"github.com/flipzero/flipzero/env"
 )
@@ -120,6 +121,9 @@ type BatchEvaluator struct {
 	shape shape
 	input []float32
 	legal []int
+	// closed is set by Close (from the worker's goroutine) and read by
+	// Evaluators.Reload.
+	closed atomic.Bool
 }
 
 // Inference is the backend's inference the evaluator runs.
@@ -127,6 +131,7 @@ func (e *BatchEvaluator) Inference() Inference { return e.inf }
 
 // Close releases the inference's device memory, if it holds any.
 func (e *BatchEvaluator) Close() error {
+	e.closed.Store(true)
 	if c, ok := e.inf.(interface{ Close() error }); ok {
 		return c.Close()
 	}

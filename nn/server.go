@@ -31,10 +31,15 @@ type Reloadable interface {
 // CPU wants. Close it after the evaluators.
 type Evaluators struct {
 	backend Backend
-	f       *Folded
 	batch   int
 	workers int
 	server  *Server
+
+	mu sync.Mutex
+	f  *Folded
+	// own are the evaluators handed out with inferences of their own (no
+	// server), which Reload gives the new weights in place.
+	own []*BatchEvaluator
 }
 
 // NewEvaluators prepares evaluators of f for workers searching batches
@@ -64,20 +69,52 @@ func (e *Evaluators) serve() error {
 	return nil
 }
 
-// Reload makes later evaluators evaluate f, a network of the same
-// architecture: the server's inferences take its weights in place where
-// they can, else the server starts anew. No evaluator may be evaluating.
+// Reload makes the evaluators evaluate f, a network of the same
+// architecture: those handed out take its weights in place (the server's
+// inferences, or each evaluator's own), and later ones start with it. A
+// server whose inferences cannot take them starts anew, which only
+// evaluators handed out later can use: with any still open, that is an
+// error. No evaluator may be evaluating.
 func (e *Evaluators) Reload(f *Folded) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	e.f = f
 	if e.server == nil {
-		return nil
+		return e.reloadOwn(f)
 	}
-	if err := e.server.Reload(f); err == nil || !errors.Is(err, errNotReloadable) {
+	err := e.server.Reload(f)
+	if err == nil || !errors.Is(err, errNotReloadable) {
 		return err
+	}
+	if open := e.server.clients.Load(); open > 0 {
+		return fmt.Errorf("evaluators: %w, and %d evaluators are open", err, open)
 	}
 	e.server.Close()
 	e.server = nil
 	return e.serve()
+}
+
+// reloadOwn gives the open evaluators with inferences of their own f's
+// weights, forgetting the closed ones.
+func (e *Evaluators) reloadOwn(f *Folded) error {
+	open := e.own[:0]
+	for _, be := range e.own {
+		if !be.closed.Load() {
+			open = append(open, be)
+		}
+	}
+	clear(e.own[len(open):])
+	e.own = open
+	for _, be := range e.own {
+		r, ok := be.inf.(Reloadable)
+		if !ok {
+			return fmt.Errorf("evaluators: %w", errNotReloadable)
+		}
+		if err := r.Reload(f); err != nil {
+			return fmt.Errorf("evaluators: %w", err)
+		}
+	}
+	return nil
 }
 
 // maxServerBatch bounds a gathered batch: past a few thousand positions a
@@ -88,8 +125,14 @@ const maxServerBatch = 4096
 // it (if it is an io.Closer) when the worker is done, so that the server
 // stops waiting for it.
 func (e *Evaluators) New() (*BatchEvaluator, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.server == nil {
-		return NewEvaluator(e.backend, e.f, e.batch)
+		be, err := NewEvaluator(e.backend, e.f, e.batch)
+		if err == nil {
+			e.own = append(e.own, be)
+		}
+		return be, err
 	}
 	c, err := e.server.Client(e.batch)
 	if err != nil {

@@ -243,3 +243,79 @@ func TestEvaluatorsReload(t *testing.T) {
 		t.Error("an evaluator took a network of another architecture")
 	}
 }
+
+// TestEvaluatorsReloadOpenOnes: Reload reaches the evaluators already
+// handed out — each its own inference on the CPU, the server's with a
+// server that takes weights in place — and skips the closed ones; a
+// server that cannot take them in place refuses while evaluators are
+// open rather than leaving them on a closed server.
+func TestEvaluatorsReloadOpenOnes(t *testing.T) {
+	g := othello.Othello()
+	c := nntest.Case{Game: g, Config: nn.DefaultConfig(g)}
+	first, second := nntest.Network(t, c, 1).Fold(), nntest.Network(t, c, 2).Fold()
+	states := env.RandomPositions(g, 4, 5, false)
+	actions := g.ActionSpace()
+	evaluate := func(e *nn.BatchEvaluator) []float32 {
+		t.Helper()
+		p, v := make([]float32, 4*actions), make([]float32, 4)
+		if err := e.Evaluate(states, p, v); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	own, err := nn.NewEvaluator(cpu.Backend(), second, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := evaluate(own)
+	for _, tc := range []struct {
+		name    string
+		backend nn.Backend
+	}{
+		{"cpu", cpu.Backend()},
+		{"server", &multiplexed{Backend: cpu.Backend(), reloadable: true}},
+	} {
+		evals, err := nn.NewEvaluators(tc.backend, first, 2, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open, err := evals.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed, err := evals.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := evaluate(open)
+		closed.Close()
+		if err := evals.Reload(second); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		after := evaluate(open)
+		if d, _ := nntest.Diff(after, want); d > 1e-6 {
+			t.Errorf("%s: an open evaluator's priors after Reload differ from the new network's by %g", tc.name, d)
+		}
+		if d, _ := nntest.Diff(before, want); d < 1e-4 {
+			t.Errorf("%s: the two networks agree (%g): the test tells nothing", tc.name, d)
+		}
+		open.Close()
+		evals.Close()
+	}
+	evals, err := nn.NewEvaluators(&multiplexed{Backend: cpu.Backend()}, first, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer evals.Close()
+	open, err := evals.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := evals.Reload(second); err == nil || !strings.Contains(err.Error(), "open") {
+		t.Errorf("a server that cannot reload in place, an evaluator open: Reload said %v", err)
+	}
+	open.Close()
+	if err := evals.Reload(second); err != nil {
+		t.Errorf("with every evaluator closed: %v", err)
+	}
+}

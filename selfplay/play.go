@@ -6,6 +6,7 @@ package selfplay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -65,11 +66,12 @@ type Settings struct {
 	// Ahead is how many generations the loop's self-play may play ahead
 	// of its training: 0 plays a generation's games once the last has
 	// trained (self-play and training take turns, each with every core);
-	// 1 plays the next generation's games while the last trains, so that
-	// neither waits for the other and the cores the other leaves idle
-	// are used, with games played by a network one generation older
-	// (default 0, the synchronous loop, until matches decide). Workers
-	// on other machines always play ahead.
+	// 1 plays games continuously (PlayStream): the next generation's
+	// while the last trains, so that neither waits for the other and the
+	// cores the other leaves idle are used, each new network swapped in
+	// as it is written, and no worker waits for a generation's slowest
+	// game (default 0, the synchronous loop, until matches decide).
+	// Workers on other machines always play ahead.
 	Ahead int `yaml:"ahead"`
 	// The move-choice temperature schedule (see mcts.Temperature).
 	mcts.Temperature `yaml:",inline"`
@@ -265,6 +267,51 @@ func (s Settings) WorkerCount() int {
 // starts, so that every worker has its part to play whatever the
 // generation's size, and a worker's games depend only on its seed.
 func PlayGames[E mcts.Evaluator](ctx context.Context, g env.Game, search Search, settings Settings, seed uint64, newEvaluator func() (E, error), done func(GameRecord)) (Stats, error) {
+	return play(ctx, g, search, settings, seed, newEvaluator, done, nil, nil)
+}
+
+// Gate says when a stream may start a game: Start takes one game to play
+// if one may start now, and Changed returns a channel closed when that
+// may have changed.
+type Gate interface {
+	Start() bool
+	Changed() <-chan struct{}
+}
+
+// Stream is self-play that never waits for a round's slowest game
+// (KataGo's): each worker keeps its share of the games in play, starting
+// a new one as soon as one ends and the gate lets it, until its context
+// ends. Between two rounds of its searches a worker lets Pause in, so
+// that a new network can be swapped into the evaluators while they play.
+type Stream struct {
+	pause sync.RWMutex
+}
+
+// Pause runs f while every worker of the stream waits between two rounds
+// of its searches: none is evaluating or moving until f returns.
+func (st *Stream) Pause(f func() error) error {
+	st.pause.Lock()
+	defer st.pause.Unlock()
+	return f()
+}
+
+// PlayStream plays games of g on st until ctx ends or a worker fails,
+// starting each when gate lets it and handing it to done as it ends
+// (from one goroutine at a time). Each of settings.Workers workers (0:
+// one per core, never more than settings.Games) keeps up to
+// settings.Concurrent games in play, and no more than its share of
+// settings.Games, so that every worker has games to play. It returns
+// ctx's error once ctx ends, or the first worker's.
+func PlayStream[E mcts.Evaluator](ctx context.Context, st *Stream, g env.Game, search Search, settings Settings, seed uint64, newEvaluator func() (E, error), gate Gate, done func(GameRecord)) (Stats, error) {
+	if gate == nil {
+		return Stats{}, errors.New("self-play stream: no gate")
+	}
+	return play(ctx, g, search, settings, seed, newEvaluator, done, gate, &st.pause)
+}
+
+// play runs the workers of PlayGames (gate nil: each its share of the
+// games) or of PlayStream.
+func play[E mcts.Evaluator](ctx context.Context, g env.Game, search Search, settings Settings, seed uint64, newEvaluator func() (E, error), done func(GameRecord), gate Gate, pause *sync.RWMutex) (Stats, error) {
 	workers := settings.WorkerCount()
 	var evaluations atomic.Int64
 	var mu sync.Mutex
@@ -282,9 +329,7 @@ func PlayGames[E mcts.Evaluator](ctx context.Context, g env.Game, search Search,
 	var evals []mcts.Evaluator
 	defer func() {
 		for _, e := range evals {
-			if c, ok := e.(interface{ Close() error }); ok {
-				c.Close()
-			}
+			closeEvaluator(e, pause)
 		}
 	}()
 	for w := 0; w < workers; w++ {
@@ -299,9 +344,9 @@ func PlayGames[E mcts.Evaluator](ctx context.Context, g env.Game, search Search,
 			}
 			return Stats{}, fmt.Errorf("self-play: %w", err)
 		}
-		quota := settings.Games / workers
+		share := settings.Games / workers
 		if w < settings.Games%workers {
-			quota++
+			share++
 		}
 		worker := &worker{
 			evaluations: &evaluations,
@@ -310,9 +355,16 @@ func PlayGames[E mcts.Evaluator](ctx context.Context, g env.Game, search Search,
 			settings:    settings,
 			eval:        countingEvaluator{eval, &evaluations},
 			rng:         rand.New(rand.NewPCG(seed, uint64(w)+1)),
-			left:        quota,
+			left:        share,
+			gate:        gate,
+			pause:       pause,
+			concurrent:  settings.Concurrent,
 			report:      report,
 			solo:        env.Players(g) == 1,
+		}
+		if gate != nil {
+			worker.left = 0
+			worker.concurrent = min(settings.Concurrent, share)
 		}
 		go func() {
 			err := worker.run(ctx)
@@ -321,9 +373,7 @@ func PlayGames[E mcts.Evaluator](ctx context.Context, g env.Game, search Search,
 			}
 			// A worker done with its games lets go of its evaluator at
 			// once: a batching server then stops waiting for it.
-			if c, ok := any(eval).(interface{ Close() error }); ok {
-				c.Close()
-			}
+			closeEvaluator(eval, pause)
 			errs <- err
 		}()
 	}
@@ -334,6 +384,20 @@ func PlayGames[E mcts.Evaluator](ctx context.Context, g env.Game, search Search,
 		}
 	}
 	return Stats{Evaluations: evaluations.Load()}, firstErr
+}
+
+// closeEvaluator closes an evaluator that holds resources, outside any
+// pause of its stream (whose function may be reloading it).
+func closeEvaluator(e any, pause *sync.RWMutex) {
+	c, ok := e.(interface{ Close() error })
+	if !ok {
+		return
+	}
+	if pause != nil {
+		pause.RLock()
+		defer pause.RUnlock()
+	}
+	c.Close()
 }
 
 // slot is one game in progress in a worker.
@@ -368,18 +432,28 @@ type worker struct {
 	settings    Settings
 	eval        mcts.Evaluator
 	rng         *rand.Rand
-	// left counts the games the worker has still to start.
-	left   int
-	report func(GameRecord)
-	legal  []int
+	// left counts the games the worker has still to start; in a stream,
+	// gate says instead when it may start one, and pause is held (read)
+	// through each round of its searches and moves.
+	left  int
+	gate  Gate
+	pause *sync.RWMutex
+	// concurrent bounds its games in play at once.
+	concurrent int
+	report     func(GameRecord)
+	legal      []int
 	// chance is the result buffer for drawing a chance root's outcome.
 	chance mcts.Result
 	// solo: a one-player game, where nobody resigns (see resignCheck).
 	solo bool
 }
 
-// claim takes one of the worker's games to start, if it has one left.
+// claim takes one of the worker's games to start, if it has one left
+// (or, in a stream, if the gate lets one start now).
 func (w *worker) claim() bool {
+	if w.gate != nil {
+		return w.gate.Start()
+	}
 	if w.left == 0 {
 		return false
 	}
@@ -387,121 +461,188 @@ func (w *worker) claim() bool {
 	return true
 }
 
+// inPlay holds a worker's games in progress and the slots of ended ones
+// kept for the next game a stream starts (their trees reused).
+type inPlay struct {
+	playing, idle []*slot
+}
+
 func (w *worker) run(ctx context.Context) error {
 	batcher, err := mcts.NewBatcher(w.eval, w.settings.BatchSize)
 	if err != nil {
 		return err
 	}
-	start := w.game.NewState()
-	var slots []*slot
-	newGame := func(s *slot) error {
-		if err := s.tree.Reset(start); err != nil {
-			return err
-		}
-		*s = slot{tree: s.tree, pending: s.pending[:0], actions: s.actions[:0], wouldResign: env.NoPlayer,
-			canResign: w.rng.Float64() >= w.settings.NoResignFraction}
-		return nil
+	var g inPlay
+	if err := w.fill(&g); err != nil {
+		return err
 	}
-	for i := 0; i < w.settings.Concurrent && w.claim(); i++ {
-		tree, err := mcts.NewTree(w.search.Config, start)
-		if err != nil {
-			return err
-		}
-		s := &slot{tree: tree}
-		if err := newGame(s); err != nil {
-			return err
-		}
-		slots = append(slots, s)
-	}
-	trees := make([]*mcts.Tree, 0, len(slots))
-	playouts := make([]int, 0, len(slots))
-	var result mcts.Result
-	planes, h, wd := w.game.EncodedShape()
-	for len(slots) > 0 {
+	var r round
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		// Chance outcomes and forced moves (a single legal action:
-		// passes, forced removals) need no search and teach nothing:
-		// play them at once.
-		active := slots[:0]
-		for _, s := range slots {
-			ended, err := w.playForced(s)
+		if w.gate != nil {
+			// A stream's worker starts what the gate allows, or waits for
+			// it to allow something when it has nothing in play.
+			changed := w.gate.Changed()
+			if err := w.fill(&g); err != nil {
+				return err
+			}
+			if len(g.playing) == 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-changed:
+				}
+				continue
+			}
+		}
+		if len(g.playing) == 0 {
+			return nil
+		}
+		if w.pause != nil {
+			w.pause.RLock()
+		}
+		err := w.round(ctx, batcher, &g, &r)
+		if w.pause != nil {
+			w.pause.RUnlock()
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// fill starts games in free slots while the worker may start them.
+func (w *worker) fill(g *inPlay) error {
+	for len(g.playing) < w.concurrent && w.claim() {
+		var s *slot
+		if n := len(g.idle); n > 0 {
+			s, g.idle = g.idle[n-1], g.idle[:n-1]
+		} else {
+			tree, err := mcts.NewTree(w.search.Config, w.game.NewState())
 			if err != nil {
 				return err
 			}
-			if !ended {
-				active = append(active, s)
-				continue
-			}
-			if w.claim() {
-				if err := newGame(s); err != nil {
-					return err
-				}
-				active = append(active, s)
-			}
+			s = &slot{tree: tree}
 		}
-		slots = active
-		if len(slots) == 0 {
-			break
-		}
-		trees, playouts = trees[:0], playouts[:0]
-		for _, s := range slots {
-			n, full := w.search.PlayoutCap.Draw(w.rng)
-			s.full = full
-			// A Gumbel search's noise is how the game explores: every
-			// move gets it, and its result's move is already a sample.
-			if full || w.search.Mode == mcts.Gumbel {
-				s.tree.SetNoise(w.rng)
-			} else {
-				s.tree.SetNoise(nil)
-			}
-			trees = append(trees, s.tree)
-			playouts = append(playouts, n)
-		}
-		if err := batcher.Search(ctx, trees, playouts); err != nil {
+		if err := w.newGame(s); err != nil {
 			return err
 		}
-		if w.settings.Progress != nil {
-			w.settings.Progress(len(trees), w.evaluations.Load())
-		}
-		kept := slots[:0]
-		for _, s := range slots {
-			root := s.tree.Root()
-			s.tree.Result(&result)
-			mover := root.ToMove()
-			if s.full {
-				smp := data.Sample{Planes: make([]float32, planes*h*wd), Weight: 1}
-				root.Encode(smp.Planes)
-				// The visit distribution, or with Gumbel the improved
-				// policy softmax(logits + σ(completed Q)).
-				for _, c := range result.Children {
-					smp.Legal = append(smp.Legal, int32(c.Action))
-					smp.Policy = append(smp.Policy, result.Policy[c.Action])
-				}
-				s.pending = append(s.pending, pendingSample{smp, mover, result.Value, policySurprise(&result)})
-			}
-			if resigned := w.resignCheck(s, mover, result.Value); resigned {
-				w.finish(s, mover.Other(), true)
-				if !w.claim() {
-					continue
-				}
-				if err := newGame(s); err != nil {
-					return err
-				}
-				kept = append(kept, s)
-				continue
-			}
-			action := result.Choose(w.settings.Temperature.At(s.ply), w.rng)
-			if err := s.tree.Advance(action); err != nil {
-				return err
-			}
-			s.actions = append(s.actions, action)
-			s.ply++
-			kept = append(kept, s)
-		}
-		slots = kept
+		g.playing = append(g.playing, s)
 	}
+	return nil
+}
+
+// newGame resets s to a new game from the start.
+func (w *worker) newGame(s *slot) error {
+	if err := s.tree.Reset(w.game.NewState()); err != nil {
+		return err
+	}
+	*s = slot{tree: s.tree, pending: s.pending[:0], actions: s.actions[:0], wouldResign: env.NoPlayer,
+		canResign: w.rng.Float64() >= w.settings.NoResignFraction}
+	return nil
+}
+
+// next gives an ended game's slot its next game, if the worker may start
+// one, and says whether it did; else the slot waits among the idle.
+func (w *worker) next(g *inPlay, s *slot) (bool, error) {
+	if !w.claim() {
+		g.idle = append(g.idle, s)
+		return false, nil
+	}
+	return true, w.newGame(s)
+}
+
+// round is a worker's buffers for one round of its games.
+type round struct {
+	trees    []*mcts.Tree
+	playouts []int
+	result   mcts.Result
+}
+
+// round plays one move in each of the worker's games: what needs no
+// decision at once, then one search of every game's root, all batched
+// together, and the moves they choose.
+func (w *worker) round(ctx context.Context, batcher *mcts.Batcher, g *inPlay, r *round) error {
+	// Chance outcomes and forced moves (a single legal action: passes,
+	// forced removals) need no search and teach nothing: play them at
+	// once.
+	active := g.playing[:0]
+	for _, s := range g.playing {
+		ended, err := w.playForced(s)
+		if err != nil {
+			return err
+		}
+		if !ended {
+			active = append(active, s)
+			continue
+		}
+		if again, err := w.next(g, s); err != nil {
+			return err
+		} else if again {
+			active = append(active, s)
+		}
+	}
+	g.playing = active
+	if len(g.playing) == 0 {
+		return nil
+	}
+	r.trees, r.playouts = r.trees[:0], r.playouts[:0]
+	for _, s := range g.playing {
+		n, full := w.search.PlayoutCap.Draw(w.rng)
+		s.full = full
+		// A Gumbel search's noise is how the game explores: every move
+		// gets it, and its result's move is already a sample.
+		if full || w.search.Mode == mcts.Gumbel {
+			s.tree.SetNoise(w.rng)
+		} else {
+			s.tree.SetNoise(nil)
+		}
+		r.trees = append(r.trees, s.tree)
+		r.playouts = append(r.playouts, n)
+	}
+	if err := batcher.Search(ctx, r.trees, r.playouts); err != nil {
+		return err
+	}
+	if w.settings.Progress != nil {
+		w.settings.Progress(len(r.trees), w.evaluations.Load())
+	}
+	planes, h, wd := w.game.EncodedShape()
+	kept := g.playing[:0]
+	for _, s := range g.playing {
+		root := s.tree.Root()
+		s.tree.Result(&r.result)
+		mover := root.ToMove()
+		if s.full {
+			smp := data.Sample{Planes: make([]float32, planes*h*wd), Weight: 1}
+			root.Encode(smp.Planes)
+			// The visit distribution, or with Gumbel the improved policy
+			// softmax(logits + σ(completed Q)).
+			for _, c := range r.result.Children {
+				smp.Legal = append(smp.Legal, int32(c.Action))
+				smp.Policy = append(smp.Policy, r.result.Policy[c.Action])
+			}
+			s.pending = append(s.pending, pendingSample{smp, mover, r.result.Value, policySurprise(&r.result)})
+		}
+		if resigned := w.resignCheck(s, mover, r.result.Value); resigned {
+			w.finish(s, mover.Other(), true)
+			if again, err := w.next(g, s); err != nil {
+				return err
+			} else if again {
+				kept = append(kept, s)
+			}
+			continue
+		}
+		action := r.result.Choose(w.settings.Temperature.At(s.ply), w.rng)
+		if err := s.tree.Advance(action); err != nil {
+			return err
+		}
+		s.actions = append(s.actions, action)
+		s.ply++
+		kept = append(kept, s)
+	}
+	g.playing = kept
 	return nil
 }
 
