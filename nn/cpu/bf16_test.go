@@ -190,3 +190,57 @@ func TestFastBackendTakesBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundPixelsBF16: rounding the pixels of a padded batch to bfloat16
+// gives toBF16 of every channel of every listed pixel, and leaves the
+// pixels not listed (the padding) alone — AVX-512 BF16's conversion where
+// the channels come in sixteens, the Go loop otherwise. The conversion
+// instruction treats subnormal inputs as zero: they round to a zero of
+// their sign.
+func TestRoundPixelsBF16(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	specials := []uint32{0x3f808000, 0x3f818000, 0xbf818000, 0x3fffffff, 0x7f7fffff, 0x80000000, 0x00000000}
+	for _, channels := range []int{16, 24, 64, 80, 128} {
+		const pixels = 40
+		var pix []int32
+		for p := 1; p < pixels; p += 3 { // every third pixel, as padding skips some
+			pix = append(pix, int32(p))
+		}
+		src := make([]float32, pixels*channels)
+		for i := range src {
+			switch {
+			case i%97 == 5:
+				src[i] = math.Float32frombits(specials[i%len(specials)])
+			case i%89 == 7:
+				src[i] = math.Float32frombits(uint32(rng.IntN(1 << 23))) // subnormal
+			default:
+				src[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(9)-4)))
+			}
+		}
+		dst := make([]uint16, len(src))
+		for i := range dst {
+			dst[i] = 0xdead
+		}
+		roundPixelsBF16(dst, src, pix, channels)
+		listed := map[int]bool{}
+		for _, p := range pix {
+			listed[int(p)] = true
+		}
+		for i, v := range src {
+			want := toBF16(v)
+			if bits := math.Float32bits(v); bits&0x7f800000 == 0 && bits&0x007fffff != 0 {
+				want = uint16(bits>>16) & 0x8000
+				if got := dst[i]; listed[i/channels] && got != want && got != toBF16(v) {
+					t.Fatalf("%d channels, subnormal %#08x: %#04x, want a signed zero %#04x", channels, bits, got, want)
+				}
+				continue
+			}
+			if !listed[i/channels] {
+				want = 0xdead
+			}
+			if dst[i] != want {
+				t.Fatalf("%d channels, pixel %d channel %d, %g (%#08x): %#04x, want %#04x", channels, i/channels, i%channels, v, math.Float32bits(v), dst[i], want)
+			}
+		}
+	}
+}

@@ -403,13 +403,19 @@ func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int) 
 		return
 	}
 	c := &f.blocksBF16[i][k]
-	for _, p := range d.pix[:n] {
-		in, out := src[int(p)*c.in:][:c.in], d.half[int(p)*c.in:][:c.in]
+	roundPixelsBF16(d.half, src, d.pix[:n], c.in)
+	d.convBF16(c, d.half, dst, skip, 0, n, true, false)
+}
+
+// roundPixelsBF16Go rounds the channels of each pixel in pix from src
+// into dst, one by one.
+func roundPixelsBF16Go(dst []uint16, src []float32, pix []int32, channels int) {
+	for _, p := range pix {
+		in, out := src[int(p)*channels:][:channels], dst[int(p)*channels:][:channels]
 		for j, v := range in {
 			out[j] = toBF16(v)
 		}
 	}
-	d.convBF16(c, d.half, dst, skip, 0, n, true, false)
 }
 
 // conv applies a folded convolution to src (batch·cells × in channels)
