@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,13 +55,33 @@ func tinyRunConfig(t *testing.T, games int) string {
 // TestLoopSurvivesSIGKILL kills a real loop process in the middle of a
 // generation, restarts it, and checks that it resumes from the last
 // checkpoint with the step count going on, and that every file it left
-// loads.
+// loads: with self-play in rounds (ahead 0) and as a stream ahead of
+// training (ahead 1).
 func TestLoopSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the loop as a real process for several seconds")
 	}
+	for _, ahead := range []int{0, 1} {
+		t.Run(fmt.Sprintf("ahead %d", ahead), func(t *testing.T) { loopSurvivesSIGKILL(t, ahead) })
+	}
+}
+
+func loopSurvivesSIGKILL(t *testing.T, ahead int) {
 	run := filepath.Join(t.TempDir(), "run")
 	config := tinyRunConfig(t, 300)
+	if ahead > 0 {
+		raw, err := os.ReadFile(config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(raw), "  workers: 0", "  workers: 0\n  ahead: "+strconv.Itoa(ahead), 1)
+		if text == string(raw) {
+			t.Fatal("the tic-tac-toe config has no selfplay workers line to put ahead beside")
+		}
+		if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	first := commandProcess(t, "loop", "--config", config, "--run", run, "--quiet", "--seed", "5")
 	var firstOut bytes.Buffer
 	first.Stdout, first.Stderr = &firstOut, &firstOut
