@@ -24,6 +24,9 @@ func (g GPU) Summary() string {
 
 // mode is the --device name of the GPU's precision.
 func (g GPU) mode() string {
+	if g.D.FP16() {
+		return "cuda-fp16"
+	}
 	if g.D.TF32() {
 		return "cuda-tf32"
 	}

@@ -38,6 +38,7 @@ type Device struct {
 	ctx  uintptr
 	name string
 	tf32 bool
+	fp16 bool
 	// The kernels of kernelsPTX (kernelNames).
 	module                    uintptr
 	im2row, biasact, chanBias uintptr
@@ -46,6 +47,8 @@ type Device struct {
 	tanhSq                    uintptr
 	maskLogits, rowScale      uintptr
 	softGrad, sgd             uintptr
+	toHalf, toFloat           uintptr
+	poolHalf, chanBiasHalf    uintptr
 	mu                        sync.Mutex
 	users                     int
 	shut                      bool
@@ -159,6 +162,29 @@ func (d *Device) TF32() bool {
 	defer d.mu.Unlock()
 	return d.tf32
 }
+
+// SetFP16 chooses whether inferences made afterwards may compute the stem
+// and the tower in float16 (NHWC tensors, cuDNN's tensor cores, float32
+// sums), the rest in TF32; trainers then multiply in TF32. Off turns
+// TF32 off too.
+func (d *Device) SetFP16(on bool) {
+	d.mu.Lock()
+	d.fp16, d.tf32 = on, on
+	d.mu.Unlock()
+}
+
+// FP16 says whether inferences made now may compute in float16.
+func (d *Device) FP16() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.fp16
+}
+
+// FP16Tolerance is how far float16's outputs may be from float32's, over
+// the largest output (TestGPUForwardMatchesCPU): float16 keeps TF32's 10
+// bits of mantissa, and rounds each activation besides each product's
+// operands.
+const FP16Tolerance = 0.1
 
 // Close releases the GPU's context. Inferences and trainers must be
 // closed first.

@@ -81,9 +81,9 @@ func TestGPUForwardMatchesCPU(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			only path
-			tf32 bool
-		}{{cudnnPath, false}, {gemmPath, false}, {nhwcPath, false}, {nhwcPath, true}, {anyPath, false}, {anyPath, true}} {
-			d.SetTF32(tc.tf32)
+			mode precision
+		}{{cudnnPath, fp32}, {gemmPath, fp32}, {nhwcPath, fp32}, {nhwcPath, tf32}, {halfPath, fp16}, {anyPath, fp32}, {anyPath, tf32}, {anyPath, fp16}} {
+			tc.mode.set(d)
 			inf, err := d.NewInference(folded.Layers(), maxBatch)
 			if err != nil {
 				t.Fatalf("%s: %v", g.Name(), err)
@@ -113,20 +113,43 @@ func TestGPUForwardMatchesCPU(t *testing.T) {
 					t.Errorf("%s batch %d ran the %v path, want %v", g.Name(), n, p.path, tc.only)
 				}
 			}
-			t.Logf("%s %v path, tf32=%v: max |GPU−CPU| / max(1, largest) %.3g (largest %.3g); paths%s", a.name, tc.only, tc.tf32, worst, largest, chosen)
-			bound := 1e-4
-			if tc.tf32 {
-				bound = TF32Tolerance
-			}
-			if worst > bound {
-				t.Errorf("%s %v path, tf32=%v: GPU and CPU differ by %g, more than %g", g.Name(), tc.only, tc.tf32, worst, bound)
+			t.Logf("%s %v path, %v: max |GPU−CPU| / max(1, largest) %.3g (largest %.3g); paths%s", a.name, tc.only, tc.mode, worst, largest, chosen)
+			if bound := tc.mode.tolerance(); worst > bound {
+				t.Errorf("%s %v path, %v: GPU and CPU differ by %g, more than %g", g.Name(), tc.only, tc.mode, worst, bound)
 			}
 			if err := inf.Close(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		d.SetTF32(false)
+		fp32.set(d)
 	}
+}
+
+// precision is what a test has the device multiply in.
+type precision int
+
+const (
+	fp32 precision = iota
+	tf32
+	fp16
+)
+
+func (p precision) String() string { return [...]string{"float32", "TF32", "float16"}[p] }
+
+// set makes the device's inferences and trainers made from now on
+// multiply in p.
+func (p precision) set(d *Device) {
+	d.SetFP16(false)
+	d.SetTF32(p == tf32)
+	if p == fp16 {
+		d.SetFP16(true)
+	}
+}
+
+// tolerance is how far p's outputs may be from float32's, over the
+// largest.
+func (p precision) tolerance() float64 {
+	return [...]float64{1e-4, TF32Tolerance, FP16Tolerance}[p]
 }
 
 // TestGPUBench prints positions per second at the batch sizes of the
@@ -140,8 +163,8 @@ func TestGPUBench(t *testing.T) {
 		}
 		l := net.Fold().Layers()
 		inputs := nntest.Encode(env.RandomPositions(g, 512, 9, false))
-		for _, tf32 := range []bool{false, true} {
-			d.SetTF32(tf32)
+		for _, mode := range []precision{fp32, tf32, fp16} {
+			mode.set(d)
 			for _, batch := range []int{1, 64, 256, 2048} {
 				r, err := BenchForward(d, l, inputs, batch, *benchTime)
 				if err != nil {
@@ -150,10 +173,10 @@ func TestGPUBench(t *testing.T) {
 				if r.PositionsPerSecond <= 0 || r.Batch != batch {
 					t.Fatalf("%s batch %d: %+v", g.Name(), batch, r)
 				}
-				t.Logf("%s tf32=%v batch %4d: %9.0f positions/s (%s)", g.Name(), tf32, batch, r.PositionsPerSecond, r.Path)
+				t.Logf("%s %v batch %4d: %9.0f positions/s (%s)", g.Name(), mode, batch, r.PositionsPerSecond, r.Path)
 			}
 		}
-		d.SetTF32(false)
+		fp32.set(d)
 	}
 }
 

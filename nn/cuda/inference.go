@@ -18,6 +18,7 @@ const cublasWorkspace = 32 << 20
 type Inference struct {
 	d        *Device
 	tf32     bool
+	fp16     bool // the float16 path may run
 	maxBatch int
 	planes   int
 	h, w     int
@@ -91,10 +92,14 @@ const (
 	// transposing, and the heads as the SGEMM path does, on the same
 	// (position·cell, channel) rows.
 	nhwcPath
+	// halfPath is nhwcPath with the stem's input and the tower's
+	// activations and weights in float16 (sums in float32), for an
+	// inference that may compute in float16.
+	halfPath
 )
 
 func (p path) String() string {
-	return [...]string{"any", "cudnn", "sgemm", "cudnn-nhwc"}[p]
+	return [...]string{"any", "cudnn", "sgemm", "cudnn-nhwc", "cudnn-nhwc-fp16"}[p]
 }
 
 type devConv struct {
@@ -104,6 +109,9 @@ type devConv struct {
 	// The NHWC path's copy of the weights, laid out (out, ky, kx, in),
 	// and its filter and bias descriptors (stem and tower only).
 	nhwcW, nhwcWDesc, nhwcBDesc uintptr
+	// The float16 path's weights (NHWC) and bias, and their descriptors
+	// (stem and tower, where the inference may compute in float16).
+	halfW, halfB, halfWDesc, halfBDesc uintptr
 }
 
 type devDense struct {
@@ -126,6 +134,10 @@ type plan struct {
 	inNHWC, actNHWC     uintptr
 	nhwcStem, nhwcTower convChoice
 	nhwcErr             error
+	// The float16 path's, likewise.
+	inHalf, actHalf     uintptr
+	halfStem, halfTower convChoice
+	halfErr             error
 	ws                  uintptr
 	wsBytes             uintptr
 	graph, exec         uintptr
@@ -151,7 +163,7 @@ func (d *Device) NewInference(l nn.Layers, maxBatch int) (inf *Inference, err er
 		return nil, err
 	}
 	d.mu.Lock()
-	tf32 := d.tf32
+	tf32, fp16 := d.tf32, d.fp16
 	d.mu.Unlock()
 	unbind, err := d.bindThread()
 	if err != nil {
@@ -161,7 +173,7 @@ func (d *Device) NewInference(l nn.Layers, maxBatch int) (inf *Inference, err er
 	defer unbind()
 	heads := mergeHeads(l.PolicyConv, l.ValueConv)
 	inf = &Inference{
-		d: d, tf32: tf32, maxBatch: maxBatch,
+		d: d, tf32: tf32, fp16: fp16, maxBatch: maxBatch,
 		planes: l.Planes, h: l.Height, w: l.Width, cells: l.Height * l.Width, actions: l.Actions,
 		filters: l.Stem.Out, policyCh: l.PolicyConv.Out, heads: heads.Out, hidden: l.ValueFC1.Out,
 		plans: map[int]*plan{},
@@ -224,6 +236,9 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 	if err := inf.newConvNHWC(&inf.stem); err != nil {
 		return err
 	}
+	if err := inf.newConvHalf(&inf.stem, halfPlanes(inf.planes)); err != nil {
+		return err
+	}
 	for _, b := range l.Blocks {
 		var pair [2]devConv
 		for i := range pair {
@@ -231,6 +246,9 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 				return err
 			}
 			if err := inf.newConvNHWC(&pair[i]); err != nil {
+				return err
+			}
+			if err := inf.newConvHalf(&pair[i], pair[i].in); err != nil {
 				return err
 			}
 		}
@@ -266,7 +284,8 @@ func (inf *Inference) setup(l nn.Layers, heads nn.ConvLayer) error {
 		size int
 	}{
 		{&inf.in, n * inf.planes * inf.cells},
-		{&inf.inT, n * inf.planes * inf.cells},
+		// The NHWC input in float32, or the float16 path's, padded.
+		{&inf.inT, max(n*inf.planes*inf.cells, (n*halfPlanes(inf.planes)*inf.cells+1)/2)},
 		{&inf.x, n * inf.filters * inf.cells},
 		{&inf.y, n * inf.filters * inf.cells},
 		{&inf.t, n * inf.filters * inf.cells},
@@ -366,6 +385,9 @@ func (inf *Inference) load(l nn.Layers) error {
 		if err := inf.d.upload(a.dst, a.data); err != nil {
 			return err
 		}
+	}
+	if err := inf.loadHalf(l); err != nil {
+		return err
 	}
 	if l.PolicyOut != nil {
 		return inf.d.uploadInt32(inf.policyIndex, l.PolicyIndex)
@@ -492,13 +514,19 @@ func (inf *Inference) tensorDesc(n, c, h, w int) (uintptr, error) {
 // tensorDescIn makes a packed float32 descriptor in the given format
 // (cudnnTensorNCHW or cudnnTensorNHWC).
 func (inf *Inference) tensorDescIn(format int32, n, c, h, w int) (uintptr, error) {
+	return inf.tensorDescOf(format, cudnnDataFloat, n, c, h, w)
+}
+
+// tensorDescOf makes a packed descriptor of the given format and data
+// type.
+func (inf *Inference) tensorDescOf(format, dtype int32, n, c, h, w int) (uintptr, error) {
 	d := inf.d
 	var desc uintptr
 	if err := d.dnnErr("cudnnCreateTensorDescriptor", d.dnn.cudnnCreateTensorDescriptor(&desc)); err != nil {
 		return 0, err
 	}
-	if err := d.dnnErr(fmt.Sprintf("cudnnSetTensor4dDescriptor %d×%d×%d×%d format %d", n, c, h, w, format),
-		d.dnn.cudnnSetTensor4dDescriptor(desc, format, cudnnDataFloat, int32(n), int32(c), int32(h), int32(w))); err != nil {
+	if err := d.dnnErr(fmt.Sprintf("cudnnSetTensor4dDescriptor %d×%d×%d×%d format %d type %d", n, c, h, w, format, dtype),
+		d.dnn.cudnnSetTensor4dDescriptor(desc, format, dtype, int32(n), int32(c), int32(h), int32(w))); err != nil {
 		d.dnn.cudnnDestroyTensorDescriptor(desc)
 		return 0, err
 	}
@@ -568,14 +596,14 @@ func (inf *Inference) run(p *plan) error {
 func (inf *Inference) settle(p *plan) error {
 	d := inf.d
 	var paths []path
-	for _, c := range []path{cudnnPath, nhwcPath, gemmPath} {
+	for _, c := range []path{cudnnPath, nhwcPath, halfPath, gemmPath} {
 		if (inf.only == anyPath || inf.only == c) && inf.canRun(p, c) {
 			paths = append(paths, c)
 		}
 	}
 	if len(paths) == 0 {
-		if inf.only == nhwcPath && p.nhwcErr != nil {
-			return fmt.Errorf("cuda forward: batch %d with the %v path: %w", p.n, inf.only, p.nhwcErr)
+		if err := p.refusal(inf.only); err != nil {
+			return fmt.Errorf("cuda forward: batch %d with the %v path: %w", p.n, inf.only, err)
 		}
 		return fmt.Errorf("cuda forward: no way to compute batch %d with the %v path", p.n, inf.only)
 	}
@@ -590,8 +618,11 @@ func (inf *Inference) settle(p *plan) error {
 		p.path = c
 		if err := inf.enqueue(p); err != nil {
 			refused = err
-			if c == nhwcPath {
+			switch c {
+			case nhwcPath:
 				p.nhwcErr = err
+			case halfPath:
+				p.halfErr = err
 			}
 			continue
 		}
@@ -702,6 +733,8 @@ func (inf *Inference) enqueue(p *plan) error {
 		return inf.enqueueGemm(p)
 	case nhwcPath:
 		return inf.enqueueNHWC(p)
+	case halfPath:
+		return inf.enqueueHalf(p)
 	}
 	return inf.enqueueDNN(p)
 }
@@ -758,12 +791,12 @@ func (inf *Inference) enqueueDNN(p *plan) error {
 
 // conv is y = relu(conv(x) + bias [+ skip]) on NCHW tensors.
 func (inf *Inference) conv(p *plan, c *devConv, ch convChoice, xDesc, x, yDesc, y, skip uintptr) error {
-	return inf.fusedConv(p, c, c.wDesc, c.w, c.bDesc, ch, xDesc, x, yDesc, y, skip)
+	return inf.fusedConv(p, c, c.wDesc, c.w, c.bDesc, c.b, ch, xDesc, x, yDesc, y, skip)
 }
 
 // fusedConv is y = relu(conv(x) + bias [+ skip]), one cuDNN call, with
-// c's weights as wDesc describes them at w.
-func (inf *Inference) fusedConv(p *plan, c *devConv, wDesc, w, bDesc uintptr, ch convChoice, xDesc, x, yDesc, y, skip uintptr) error {
+// c's weights as wDesc describes them at w and its bias at b.
+func (inf *Inference) fusedConv(p *plan, c *devConv, wDesc, w, bDesc, b uintptr, ch convChoice, xDesc, x, yDesc, y, skip uintptr) error {
 	d := inf.d
 	one, alpha2 := float32(1), float32(0)
 	z := y
@@ -772,7 +805,7 @@ func (inf *Inference) fusedConv(p *plan, c *devConv, wDesc, w, bDesc uintptr, ch
 	}
 	return d.dnnErr(fmt.Sprintf("cudnnConvolutionBiasActivationForward %d→%d k%d batch %d", c.in, c.out, c.kernel, p.n),
 		d.dnn.cudnnConvolutionBiasActivationForward(inf.dnn, &one, xDesc, x, wDesc, w, ch.desc, ch.algo, p.ws, p.wsBytes,
-			&alpha2, yDesc, z, bDesc, c.b, inf.relu, yDesc, y))
+			&alpha2, yDesc, z, bDesc, b, inf.relu, yDesc, y))
 }
 
 // dense is y = x · W + b for the rows g describes.
@@ -820,7 +853,7 @@ func (inf *Inference) newPlan(n int) (p *plan, err error) {
 	}
 	var ws uintptr
 	choose := func(c *devConv, xDesc, yDesc uintptr) (convChoice, error) {
-		ch, bytes, err := inf.chooseConv(c, c.wDesc, xDesc, yDesc)
+		ch, bytes, err := inf.chooseConv(c, c.wDesc, xDesc, yDesc, cudnnDataFloat, false)
 		ws = max(ws, bytes)
 		return ch, err
 	}
@@ -842,6 +875,13 @@ func (inf *Inference) newPlan(n int) (p *plan, err error) {
 	} else {
 		ws = max(ws, bytes)
 	}
+	if inf.fp16 {
+		if bytes, err := inf.planHalf(p); err != nil {
+			p.halfErr = err
+		} else {
+			ws = max(ws, bytes)
+		}
+	}
 	if ws > inf.wsBytes {
 		size := max(ws, 2*inf.wsBytes)
 		m, err := inf.alloc(int((size + 3) / 4))
@@ -856,20 +896,25 @@ func (inf *Inference) newPlan(n int) (p *plan, err error) {
 
 func (inf *Inference) shape() (int, int) { return inf.h, inf.w }
 
-// chooseConv makes c's convolution descriptor at one batch size and picks
-// the fastest algorithm cuDNN measures that keeps the arithmetic in the
-// chosen precision: plain float32 FMA unless TF32 is allowed.
-func (inf *Inference) chooseConv(c *devConv, wDesc, xDesc, yDesc uintptr) (ch convChoice, ws uintptr, err error) {
+// chooseConv makes c's convolution descriptor at one batch size, its
+// sums in compute (cudnnDataFloat, or cudnnDataHalf), and picks the
+// fastest algorithm cuDNN measures that keeps the arithmetic in the
+// chosen precision: plain float32 FMA unless TF32 is allowed; tensor
+// cores for float16 tensors (half).
+func (inf *Inference) chooseConv(c *devConv, wDesc, xDesc, yDesc uintptr, compute int32, half bool) (ch convChoice, ws uintptr, err error) {
 	d := inf.d
 	if err := d.dnnErr("cudnnCreateConvolutionDescriptor", d.dnn.cudnnCreateConvolutionDescriptor(&ch.desc)); err != nil {
 		return ch, 0, err
 	}
 	pad := int32(c.kernel / 2)
-	if err := d.dnnErr("cudnnSetConvolution2dDescriptor", d.dnn.cudnnSetConvolution2dDescriptor(ch.desc, pad, pad, 1, 1, 1, 1, cudnnCrossCorrelation, cudnnDataFloat)); err != nil {
+	if err := d.dnnErr("cudnnSetConvolution2dDescriptor", d.dnn.cudnnSetConvolution2dDescriptor(ch.desc, pad, pad, 1, 1, 1, 1, cudnnCrossCorrelation, compute)); err != nil {
 		return ch, 0, err
 	}
 	math := int32(cudnnFMAMath)
-	if inf.tf32 {
+	switch {
+	case half:
+		math = cudnnTensorOpMath
+	case inf.tf32:
 		math = cudnnDefaultMath
 	}
 	if err := d.dnnErr("cudnnSetConvolutionMathType", d.dnn.cudnnSetConvolutionMathType(ch.desc, math)); err != nil {
@@ -881,12 +926,12 @@ func (inf *Inference) chooseConv(c *devConv, wDesc, xDesc, yDesc uintptr) (ch co
 		d.dnn.cudnnFindConvolutionForwardAlgorithm(inf.dnn, xDesc, wDesc, ch.desc, yDesc, int32(len(perf)), &got, &perf[0])); err != nil {
 		return ch, 0, err
 	}
-	pick := pickAlgo(perf[:got], inf.tf32)
+	pick := pickAlgo(perf[:got], inf.tf32 || half)
 	if pick < 0 {
 		return ch, 0, fmt.Errorf("cudnn: no forward algorithm for convolution %d→%d k%d", c.in, c.out, c.kernel)
 	}
 	ch.algo = perf[pick].Algo
-	if inf.tf32 {
+	if inf.tf32 || half {
 		math = perf[pick].MathType
 	}
 	if err := d.dnnErr("cudnnSetConvolutionMathType", d.dnn.cudnnSetConvolutionMathType(ch.desc, math)); err != nil {
@@ -940,12 +985,12 @@ func (inf *Inference) freePlan(p *plan) {
 	if p.graph != 0 {
 		d.drv.cuGraphDestroy(p.graph)
 	}
-	for _, t := range []uintptr{p.inDesc, p.actDesc, p.headDesc, p.logitDesc, p.hidDesc, p.voutDesc, p.inNHWC, p.actNHWC} {
+	for _, t := range []uintptr{p.inDesc, p.actDesc, p.headDesc, p.logitDesc, p.hidDesc, p.voutDesc, p.inNHWC, p.actNHWC, p.inHalf, p.actHalf} {
 		if t != 0 {
 			d.dnn.cudnnDestroyTensorDescriptor(t)
 		}
 	}
-	for _, c := range []uintptr{p.stemConv.desc, p.towerConv.desc, p.headConv.desc, p.nhwcStem.desc, p.nhwcTower.desc} {
+	for _, c := range []uintptr{p.stemConv.desc, p.towerConv.desc, p.headConv.desc, p.nhwcStem.desc, p.nhwcTower.desc, p.halfStem.desc, p.halfTower.desc} {
 		if c != 0 {
 			d.dnn.cudnnDestroyConvolutionDescriptor(c)
 		}
@@ -972,12 +1017,12 @@ func (inf *Inference) free() {
 		convs = append(convs, *inf.policyOut)
 	}
 	for _, c := range convs {
-		for _, f := range []uintptr{c.wDesc, c.nhwcWDesc} {
+		for _, f := range []uintptr{c.wDesc, c.nhwcWDesc, c.halfWDesc} {
 			if f != 0 {
 				d.dnn.cudnnDestroyFilterDescriptor(f)
 			}
 		}
-		for _, b := range []uintptr{c.bDesc, c.nhwcBDesc} {
+		for _, b := range []uintptr{c.bDesc, c.nhwcBDesc, c.halfBDesc} {
 			if b != 0 {
 				d.dnn.cudnnDestroyTensorDescriptor(b)
 			}

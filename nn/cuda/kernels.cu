@@ -20,6 +20,18 @@ static __attribute__((device)) __attribute__((always_inline)) u32 thread_index()
 	return __nvvm_read_ptx_sreg_ctaid_x() * __nvvm_read_ptx_sreg_ntid_x() + __nvvm_read_ptx_sreg_tid_x();
 }
 
+// Float16 values are held as their bits (u16): f2h rounds to nearest
+// even, h2f is exact.
+typedef unsigned short u16;
+
+static __attribute__((device)) __attribute__((always_inline)) u16 f2h(float f) { return __nvvm_f2h_rn(f); }
+
+static __attribute__((device)) __attribute__((always_inline)) float h2f(u16 h) {
+	float f;
+	asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+	return f;
+}
+
 // im2row gathers each cell's K×K neighbourhood (zero outside the board)
 // into a row of K·K·C values ordered (ky, kx, c): a convolution is then
 // one matrix product.
@@ -184,4 +196,53 @@ KERNEL void sgd(float* w, float* v, const float* g, u32 total, u32 decayEnd, flo
 	float m = mu * v[i] + g[i] + dc * x;
 	v[i] = m;
 	w[i] = x - lr * m;
+}
+
+// The float16 path's conversions and global pooling, on NHWC tensors
+// (position, cell, channel).
+
+// tohalf converts N positions of C channels × cells from NCHW float32 to
+// NHWC float16 of P ≥ C channels, the channels from C on zero (total =
+// N·cells·P): dst[(n·cells + p)·P + c] = src[(n·C + c)·cells + p].
+KERNEL void tohalf(const float* src, u16* dst, u32 total, u32 C, u32 P, u32 cells) {
+	u32 i = thread_index();
+	if (i >= total) return;
+	u32 c = i % P, r = i / P;
+	u32 p = r % cells, n = r / cells;
+	dst[i] = c < C ? f2h(src[(n * C + c) * cells + p]) : 0;
+}
+
+// tofloat converts total float16s to float32.
+KERNEL void tofloat(const u16* src, float* dst, u32 total) {
+	u32 i = thread_index();
+	if (i >= total) return;
+	dst[i] = h2f(src[i]);
+}
+
+// poolh is pool on NHWC float16 activations (total = N·C): each
+// channel's mean over the cells to y[n·2C + c], its maximum to
+// y[n·2C + C + c], summed in float32.
+KERNEL void poolh(const u16* x, float* y, u32 total, u32 C, u32 cells) {
+	u32 i = thread_index();
+	if (i >= total) return;
+	u32 n = i / C, c = i % C;
+	const u16* p = x + n * cells * C + c;
+	float sum = 0.0f, best = -__builtin_inff();
+	for (u32 k = 0; k < cells; k++) {
+		float v = h2f(p[k * C]);
+		sum = sum + v;
+		if (v > best) best = v;
+	}
+	y[n * 2 * C + c] = sum / (float)cells;
+	y[n * 2 * C + C + c] = best;
+}
+
+// chanbiash adds each position's float32 channel biases to NHWC float16
+// activations in place (total = N·cells·C): x[(n·cells + p)·C + c] +=
+// bias[n·C + c], rounded back to float16.
+KERNEL void chanbiash(u16* x, const float* bias, u32 total, u32 C, u32 cells) {
+	u32 i = thread_index();
+	if (i >= total) return;
+	u32 c = i % C, n = i / (C * cells);
+	x[i] = f2h(h2f(x[i]) + bias[n * C + c]);
 }

@@ -30,5 +30,6 @@ func (d *Device) kernelNames() []struct {
 		{"pool", &d.pool}, {"poolgrad", &d.poolGrad}, {"gather", &d.gather}, {"scatter", &d.scatter},
 		{"tanhsq", &d.tanhSq}, {"masklogits", &d.maskLogits}, {"rowscale", &d.rowScale},
 		{"softgrad", &d.softGrad}, {"sgd", &d.sgd},
+		{"tohalf", &d.toHalf}, {"tofloat", &d.toFloat}, {"poolh", &d.poolHalf}, {"chanbiash", &d.chanBiasHalf},
 	}
 }

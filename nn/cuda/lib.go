@@ -141,6 +141,8 @@ const (
 	cudnnTensorNCHW        = 0
 	cudnnTensorNHWC        = 1
 	cudnnDataFloat         = 0
+	cudnnDataHalf          = 2
+	cudnnTensorOpMath      = 1
 	cudnnCrossCorrelation  = 1
 	cudnnDefaultMath       = 0
 	cudnnFMAMath           = 3

@@ -60,14 +60,14 @@ func (inf *Inference) planNHWC(p *plan) (ws uintptr, err error) {
 		return 0, err
 	}
 	var bytes uintptr
-	p.nhwcStem, bytes, err = inf.chooseConv(&inf.stem, inf.stem.nhwcWDesc, p.inNHWC, p.actNHWC)
+	p.nhwcStem, bytes, err = inf.chooseConv(&inf.stem, inf.stem.nhwcWDesc, p.inNHWC, p.actNHWC, cudnnDataFloat, false)
 	if err != nil {
 		return 0, err
 	}
 	ws = bytes
 	if len(inf.blocks) > 0 {
 		b := &inf.blocks[0][0]
-		if p.nhwcTower, bytes, err = inf.chooseConv(b, b.nhwcWDesc, p.actNHWC, p.actNHWC); err != nil {
+		if p.nhwcTower, bytes, err = inf.chooseConv(b, b.nhwcWDesc, p.actNHWC, p.actNHWC, cudnnDataFloat, false); err != nil {
 			return 0, err
 		}
 		ws = max(ws, bytes)
@@ -82,6 +82,8 @@ func (inf *Inference) canRun(p *plan, c path) bool {
 		return p.n <= inf.gemmMax
 	case nhwcPath:
 		return p.nhwcErr == nil
+	case halfPath:
+		return inf.fp16 && p.halfErr == nil
 	}
 	return true
 }
@@ -100,7 +102,7 @@ func (inf *Inference) enqueueNHWC(p *plan) error {
 		return err
 	}
 	conv := func(c *devConv, ch convChoice, xDesc, x, y, skip uintptr) error {
-		return inf.fusedConv(p, c, c.nhwcWDesc, c.nhwcW, c.nhwcBDesc, ch, xDesc, x, p.actNHWC, y, skip)
+		return inf.fusedConv(p, c, c.nhwcWDesc, c.nhwcW, c.nhwcBDesc, c.b, ch, xDesc, x, p.actNHWC, y, skip)
 	}
 	if err := conv(&inf.stem, p.nhwcStem, p.inNHWC, inf.inT, inf.x, 0); err != nil {
 		return err

@@ -18,7 +18,7 @@ import (
 // of path.
 func TestGPUProfile(t *testing.T) {
 	d := openGPU(t)
-	defer d.SetTF32(false)
+	defer fp32.set(d)
 	const most = 2048
 	for _, g := range []env.Game{othello.Othello(), yinsh.Full()} {
 		net, err := nn.New(g, nn.DefaultConfig(g), 3)
@@ -31,9 +31,12 @@ func TestGPUProfile(t *testing.T) {
 		for i := 0; i < len(inputs); i += len(positions) {
 			copy(inputs[i:], positions)
 		}
-		for _, tf32 := range []bool{false, true} {
-			d.SetTF32(tf32)
-			for _, only := range []path{cudnnPath, nhwcPath, gemmPath} {
+		for _, mode := range []precision{fp32, tf32, fp16} {
+			mode.set(d)
+			for _, only := range []path{cudnnPath, nhwcPath, halfPath, gemmPath} {
+				if (only == halfPath) != (mode == fp16) {
+					continue
+				}
 				inf, err := d.NewInference(net.Fold().Layers(), most)
 				if err != nil {
 					t.Fatal(err)
@@ -58,8 +61,8 @@ func TestGPUProfile(t *testing.T) {
 					}
 					line += fmt.Sprintf(" %d: %v;", n, time.Since(start)/reps)
 				}
-				t.Logf("%s %v path, tf32=%v, per call:%s", g.Name(), only, tf32, line)
-				if only == cudnnPath && !tf32 {
+				t.Logf("%s %v path, %v, per call:%s", g.Name(), only, mode, line)
+				if only == cudnnPath && mode == fp32 {
 					logFind(t, inf, inf.plans[256])
 				}
 				inf.Close()
