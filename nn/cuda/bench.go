@@ -12,8 +12,9 @@ type BenchResult struct {
 	Batch              int
 	PositionsPerSecond float64
 	// Path says how the batch ran: "cudnn graph", "cudnn-nhwc graph",
-	// "sgemm graph" (im2row and cuBLAS), or "… eager" where no graph could
-	// be captured; and why the NHWC path did not run, where it did not.
+	// "cudnn-nhwc-fp16 graph", "sgemm graph" (im2row and cuBLAS), or
+	// "… eager" where no graph could be captured; and why an NHWC path did
+	// not run, where it did not.
 	Path string
 }
 
@@ -54,8 +55,10 @@ func BenchForward(d *Device, l nn.Layers, inputs []float32, batch int, minTime t
 		if p.exec == 0 {
 			r.Path = p.path.String() + " eager"
 		}
-		if p.nhwcErr != nil {
-			r.Path += fmt.Sprintf("; %v path not run: %v", nhwcPath, p.nhwcErr)
+		for _, c := range []path{nhwcPath, halfPath} {
+			if err := p.refusal(c); err != nil {
+				r.Path += fmt.Sprintf("; %v path not run: %v", c, err)
+			}
 		}
 	}
 	return r, nil
