@@ -868,18 +868,30 @@ func TestWorkerPausesWhenTheTrainerFallsBehind(t *testing.T) {
 		}
 	}
 	waitFor("pausing", "pausing")
-	mu.Lock()
-	paused := sentGames
-	mu.Unlock()
-	// One round of 16 games beyond a generation's worth at most.
-	if paused < quota || paused > quota+16 {
-		t.Errorf("paused after sending %d games, want between %d and %d", paused, quota, quota+16)
+	sent := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return sentGames
+	}
+	// The games in play when the gate closed still end and go out; then
+	// nothing more.
+	paused := sent()
+	for settled := false; !settled; {
+		time.Sleep(500 * time.Millisecond)
+		now := sent()
+		settled, paused = now == paused, now
+		if ctx.Err() != nil {
+			t.Fatalf("the worker kept sending games after it paused: %d\n%s", paused, log.String())
+		}
+	}
+	// A generation's worth, and at most the games in play (16), those
+	// waiting for their batch (16) and those of the quarter second before
+	// the worker looked (16 more) beyond it.
+	if paused < quota || paused > quota+48 {
+		t.Errorf("paused after sending %d games, want between %d and %d", paused, quota, quota+48)
 	}
 	time.Sleep(time.Second)
-	mu.Lock()
-	later := sentGames
-	mu.Unlock()
-	if later != paused {
+	if later := sent(); later != paused {
 		t.Fatalf("sent %d games while paused (%d before)", later-paused, paused)
 	}
 	if err := trainer.Collect(ctx, 1, quota, func(loop.RemoteGames) {}); err != nil {

@@ -15,14 +15,16 @@
 //	                                      read by the durable consumer
 //	                                      "trainer"
 //
-// Generations go KataGo's way: workers play continuously, each game with
-// the newest network they have, and tag every shard with that network's
-// generation; the trainer counts the games it receives for a generation
-// and trains when it has the config's games_per_generation. A shard
-// played by a network more than MaxStale generations older than the one
-// published when the shard reached the server is refused (its games
-// would teach what the network has already outgrown), and a worker stops
-// a round early when that happens. A shard waiting in the stream stays
+// Generations go KataGo's way: workers play continuously (a game that
+// ends is followed at once by the next), swap each new network into their
+// evaluators between two rounds of their searches, and tag every shard
+// with the generation of the network playing when its games ended; the
+// trainer counts the games it receives for a generation and trains when
+// it has the config's games_per_generation. A shard played by a network
+// more than MaxStale generations older than the one published when the
+// shard reached the server is refused (its games would teach what the
+// network has already outgrown), and a worker whose network is that old
+// starts no game until a newer one loads. A shard waiting in the stream stays
 // as fresh as it arrived: instead, workers pause while a generation's
 // games wait for the trainer (back-pressure), so that self-play never
 // runs further ahead of training than that.
