@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/nn"
 )
 
@@ -242,5 +243,114 @@ func TestRoundPixelsBF16(t *testing.T) {
 				t.Fatalf("%d channels, pixel %d channel %d, %g (%#08x): %#04x, want %#04x", channels, i/channels, i%channels, v, math.Float32bits(v), dst[i], want)
 			}
 		}
+	}
+}
+
+// TestDirectTrainBF16: a training graph's convolution on the bfloat16
+// kernels computes what the float32 ones do on inputs and weights that
+// bfloat16 holds exactly, and rounds inputs that it does not hold (the
+// results then differ, a little); an odd number of inputs stays float32.
+func TestDirectTrainBF16(t *testing.T) {
+	arch, ok := directBF16()
+	if !ok {
+		t.Skip("this CPU has no AVX-512 BF16")
+	}
+	sh := shape{height: 8, width: 8}
+	const out, batch = 32, 3
+	for _, in := range []int{4, 5, 64} {
+		rng := rand.New(rand.NewPCG(uint64(in), 1))
+		exact := func() float32 { return fromBF16(toBF16(float32(rng.NormFloat64()))) }
+		x := make([]float32, batch*in*sh.cells())
+		w := make([]float32, out*in*9)
+		for i := range x {
+			x[i] = exact()
+		}
+		for i := range w {
+			w[i] = exact()
+		}
+		pack := func(dst []float32) {
+			g := convGeom{in: in, out: out, kernel: 3}
+			g.packWeights(w, dst, false)
+		}
+		conv := func(a directArch, x []float32) []float32 {
+			var dt directTrain
+			y := make([]float32, batch*out*sh.cells())
+			dt.run(a, sh, 3, in, out, batch, 2, x, y, pack)
+			if a.bf16 && (dt.half != nil) != (in%2 == 0) {
+				t.Fatalf("%d inputs: bfloat16 buffers %v", in, dt.half != nil)
+			}
+			return y
+		}
+		want, got := conv(archAVX512, x), conv(arch, x)
+		if d := maxAbsDiff(want, got); d > 1e-4*max(1, maxAbs(want)) {
+			t.Errorf("%d inputs held exactly: bfloat16 training convolution differs from float32's by %g", in, d)
+		}
+		for i := range x {
+			x[i] += float32(rng.NormFloat64()) * 1e-3 // now between bfloat16s
+		}
+		want, got = conv(archAVX512, x), conv(arch, x)
+		d := maxAbsDiff(want, got)
+		if in%2 == 1 && d > 1e-4*max(1, maxAbs(want)) {
+			t.Errorf("%d inputs (odd, float32): differs by %g", in, d)
+		}
+		if in%2 == 0 && (d == 0 || d > 0.05*maxAbs(want)) {
+			t.Errorf("%d inputs between bfloat16s: differs from float32 by %g of %g, want a little", in, d, maxAbs(want))
+		}
+	}
+}
+
+func maxAbs(v []float32) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = max(m, math.Abs(float64(x)))
+	}
+	return m
+}
+
+// TestTrainerBF16: with the bfloat16 kernels named (FLIPZERO_CONV), a
+// trainer's steps on the Othello network follow float32's: the same
+// losses to within bfloat16's rounding, the weights moved the same way,
+// and not bit for bit (bfloat16 ran).
+func TestTrainerBF16(t *testing.T) {
+	if _, ok := directBF16(); !ok {
+		t.Skip("this CPU has no AVX-512 BF16")
+	}
+	g := othello.Othello()
+	b := randomBatch(g, 32, 5)
+	train := func(conv string) ([]nn.Losses, []float32) {
+		t.Setenv("FLIPZERO_CONV", conv)
+		net, err := nn.New(g, nn.DefaultConfig(g), 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := NewTrainer(net, nn.DefaultTrainConfig())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var losses []nn.Losses
+		for range 3 {
+			l, err := tr.Step(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			losses = append(losses, l)
+		}
+		var w []float32
+		for _, p := range net.Learnables() {
+			w = append(w, p.Data...)
+		}
+		return losses, w
+	}
+	want, w32 := train("avx512")
+	got, w16 := train("avx512bf16")
+	for i := range want {
+		for _, pair := range [][2]float64{{want[i].Policy, got[i].Policy}, {want[i].Value, got[i].Value}} {
+			if d := math.Abs(pair[0] - pair[1]); d > 0.01*max(1, pair[0]) {
+				t.Errorf("step %d: loss %g in bfloat16, %g in float32", i+1, pair[1], pair[0])
+			}
+		}
+	}
+	if d := maxAbsDiff(w32, w16); d == 0 || d > 0.01*maxAbs(w32) {
+		t.Errorf("after 3 steps the weights differ by %g (largest %g): want a little, not nothing", d, maxAbs(w32))
 	}
 }

@@ -262,11 +262,19 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 // in padded pixels, convolved into compact pixels, and laid back out as
 // NCHW. Its buffers are kept from step to step; the borders of the
 // padded input are never written, so they stay zero.
+//
+// With a bfloat16 kernel set (FLIPZERO_CONV=avx512bf16) and an even
+// number of inputs it trains in mixed precision: the inputs (activations
+// forward, gradients backward) and the step's weights are rounded to
+// bfloat16 as they are laid out, the sums and outputs stay float32, and
+// so do the weights the optimizer keeps and their gradients.
 type directTrain struct {
 	geom   directGeom
 	padded []float32  // (batch·padCells, in)
+	half   []uint16   // padded in bfloat16, for the bfloat16 kernels
 	out    []float32  // (batch·cells, out)
 	fc     foldedConv // the step's weights, packed for the kernels, zero bias
+	bc     bf16Conv   // fc in bfloat16 pairs, for the bfloat16 kernels
 }
 
 // run computes y = x ⊛ w for a batch of NCHW tensors, w packed by pack
@@ -274,20 +282,35 @@ type directTrain struct {
 // most workers cores.
 func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, workers int, x, y []float32, pack func(dst []float32)) {
 	cells := sh.cells()
-	if len(t.geom.pix) != batch*cells {
+	bf16 := arch.bf16 && in%2 == 0
+	if len(t.geom.pix) != batch*cells || bf16 != (t.half != nil) {
 		t.geom = newDirectGeom(arch, sh, batch)
 		t.padded = make([]float32, batch*t.geom.padCells*in)
 		t.out = make([]float32, batch*cells*out)
 		t.fc = foldedConv{kernel: kernel, in: in, out: out,
 			w: make([]float32, kernel*kernel*in*out, kernel*kernel*in*out+weightSlack),
 			b: make([]float32, out, out+weightSlack)}
+		t.half, t.bc = nil, bf16Conv{}
+		if bf16 {
+			t.half = make([]uint16, len(t.padded))
+			t.bc = bf16Conv{kernel: kernel, in: in, out: out, w: make([]uint32, kernel*kernel*in/2*out), b: t.fc.b}
+		}
 	}
 	pack(t.fc.w)
+	if bf16 {
+		packBF16(&t.bc, t.fc)
+	}
 	parallelFor(batch, workers, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
 			pix := t.geom.pix[b*cells : (b+1)*cells]
 			for c := 0; c < in; c++ {
 				plane := x[(b*in+c)*cells : (b*in+c+1)*cells]
+				if bf16 {
+					for cell, v := range plane {
+						t.half[int(pix[cell])*in+c] = toBF16(v)
+					}
+					continue
+				}
 				for cell, v := range plane {
 					t.padded[int(pix[cell])*in+c] = v
 				}
@@ -295,6 +318,10 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, wor
 		}
 	})
 	parallelFor(batch*cells, workers, func(_, lo, hi int) {
+		if bf16 {
+			t.geom.convBF16(&t.bc, t.half, t.out, nil, lo, hi, false, true)
+			return
+		}
 		t.geom.conv(&t.fc, t.padded, t.out, nil, lo, hi, false, true)
 	})
 	parallelFor(batch, workers, func(_, lo, hi int) {

@@ -67,8 +67,14 @@ type bf16Conv struct {
 }
 
 func newBF16Conv(c foldedConv) bf16Conv {
+	bc := bf16Conv{kernel: c.kernel, in: c.in, out: c.out, w: make([]uint32, c.kernel*c.kernel*c.in/2*c.out), b: c.b}
+	packBF16(&bc, c)
+	return bc
+}
+
+// packBF16 rounds c's weights into bc's pairs (bc has c's shape).
+func packBF16(bc *bf16Conv, c foldedConv) {
 	kk, pairs := c.kernel*c.kernel, c.in/2
-	bc := bf16Conv{kernel: c.kernel, in: c.in, out: c.out, w: make([]uint32, kk*pairs*c.out), b: c.b}
 	for k := 0; k < kk; k++ {
 		for j := 0; j < pairs; j++ {
 			lo, hi := c.w[(k*c.in+2*j)*c.out:][:c.out], c.w[(k*c.in+2*j+1)*c.out:][:c.out]
@@ -78,7 +84,6 @@ func newBF16Conv(c foldedConv) bf16Conv {
 			}
 		}
 	}
-	return bc
 }
 
 // toBF16 rounds v to the nearest bfloat16, ties to even (v is finite).
