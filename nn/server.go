@@ -97,14 +97,7 @@ func (e *Evaluators) Reload(f *Folded) error {
 // reloadOwn gives the open evaluators with inferences of their own f's
 // weights, forgetting the closed ones.
 func (e *Evaluators) reloadOwn(f *Folded) error {
-	open := e.own[:0]
-	for _, be := range e.own {
-		if !be.closed.Load() {
-			open = append(open, be)
-		}
-	}
-	clear(e.own[len(open):])
-	e.own = open
+	e.forgetClosed()
 	for _, be := range e.own {
 		r, ok := be.inf.(Reloadable)
 		if !ok {
@@ -115,6 +108,19 @@ func (e *Evaluators) reloadOwn(f *Folded) error {
 		}
 	}
 	return nil
+}
+
+// forgetClosed drops the closed evaluators from own, so that their
+// buffers can go.
+func (e *Evaluators) forgetClosed() {
+	open := e.own[:0]
+	for _, be := range e.own {
+		if !be.closed.Load() {
+			open = append(open, be)
+		}
+	}
+	clear(e.own[len(open):])
+	e.own = open
 }
 
 // maxServerBatch bounds a gathered batch: past a few thousand positions a
@@ -130,6 +136,7 @@ func (e *Evaluators) New() (*BatchEvaluator, error) {
 	if e.server == nil {
 		be, err := NewEvaluator(e.backend, e.f, e.batch)
 		if err == nil {
+			e.forgetClosed()
 			e.own = append(e.own, be)
 		}
 		return be, err

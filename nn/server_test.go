@@ -319,3 +319,25 @@ func TestEvaluatorsReloadOpenOnes(t *testing.T) {
 		t.Errorf("with every evaluator closed: %v", err)
 	}
 }
+
+// TestEvaluatorsForgetClosedOnes: evaluators handed out and closed, over
+// and over, are not kept (their buffers can go).
+func TestEvaluatorsForgetClosedOnes(t *testing.T) {
+	g := othello.Othello()
+	net := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1)
+	evals, err := nn.NewEvaluators(cpu.Backend(), net.Fold(), 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer evals.Close()
+	for range 50 {
+		e, err := evals.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+	}
+	if n := nn.OpenEvaluators(evals); n > 1 {
+		t.Errorf("%d evaluators kept after 50 were handed out and closed, want at most the last", n)
+	}
+}
