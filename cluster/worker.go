@@ -304,10 +304,18 @@ type loaded struct {
 
 // adopt makes l what the worker plays with.
 func (w *worker) adopt(l loaded) {
+	w.game, w.cfg = l.game, l.cfg
+	w.adoptNetwork(l)
+}
+
+// adoptNetwork makes l's network, of the game and config the worker
+// plays, the one it plays with; a stream's publisher reads the game
+// meanwhile, so it is left as it is.
+func (w *worker) adoptNetwork(l loaded) {
 	w.mu.Lock()
 	w.state = l.st
 	w.mu.Unlock()
-	w.game, w.cfg, w.net = l.game, l.cfg, l.net
+	w.net = l.net
 	lag := time.Since(l.st.Published)
 	w.logf("worker %s: playing with generation %d (published %.1f s ago)", w.opts.ID, l.st.Generation, lag.Seconds())
 	if w.opts.OnNetwork != nil {
@@ -513,7 +521,7 @@ func (w *worker) swap(ctx context.Context, st *selfplay.Stream, evals *nn.Evalua
 		w.logf("worker %s: swapping in generation %d: %v", w.opts.ID, latest.Generation, err)
 		return false
 	}
-	w.adopt(l)
+	w.adoptNetwork(l)
 	return true
 }
 
