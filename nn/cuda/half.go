@@ -172,20 +172,7 @@ func (inf *Inference) chooseHalf(p *plan, compute int32) (ws uintptr, err error)
 			}
 		}
 	}()
-	var bytes uintptr
-	p.halfStem, bytes, err = inf.chooseConv(&inf.stem, inf.stem.halfWDesc, p.inHalf, p.actHalf, compute, true)
-	if err != nil {
-		return 0, err
-	}
-	ws = bytes
-	if len(inf.blocks) > 0 {
-		b := &inf.blocks[0][0]
-		if p.halfTower, bytes, err = inf.chooseConv(b, b.halfWDesc, p.actHalf, p.actHalf, compute, true); err != nil {
-			return 0, err
-		}
-		ws = max(ws, bytes)
-	}
-	return ws, nil
+	return inf.chooseStemTower(&p.halfStem, &p.halfTower, func(c *devConv) uintptr { return c.halfWDesc }, p.inHalf, p.actHalf, compute, true)
 }
 
 // enqueueHalf queues a batch through the float16 path: the input copied,
@@ -208,21 +195,13 @@ func (inf *Inference) enqueueHalf(p *plan) error {
 	if err := conv(&inf.stem, p.halfStem, p.inHalf, inf.inT, inf.x, 0); err != nil {
 		return err
 	}
-	x, y := inf.x, inf.y
-	for i := range inf.blocks {
-		b := &inf.blocks[i]
-		if err := conv(&b[0], p.halfTower, p.actHalf, x, inf.t, 0); err != nil {
-			return err
-		}
-		if l := inf.pools[i]; l != nil {
-			if err := inf.gpoolHalf(l, inf.t, n); err != nil {
-				return err
-			}
-		}
-		if err := conv(&b[1], p.halfTower, p.actHalf, inf.t, y, x); err != nil {
-			return err
-		}
-		x, y = y, x
+	x, err := inf.tower(inf.x, func(c *devConv, x, y, skip uintptr) error {
+		return conv(c, p.halfTower, p.actHalf, x, y, skip)
+	}, func(l *devDense, x uintptr) error {
+		return inf.gpoolHalf(l, x, n)
+	})
+	if err != nil {
+		return err
 	}
 	total = uint32(n * inf.cells * inf.filters)
 	if err := inf.launch(d.toFloat, total, x, inf.t, total); err != nil {

@@ -17,18 +17,7 @@ import (
 // nhwcWeights lays a convolution's (out, in, ky, kx) weights out as
 // cuDNN's NHWC filters read them: (out, ky, kx, in).
 func nhwcWeights(c nn.ConvLayer) []float32 {
-	k := c.Kernel
-	w := make([]float32, len(c.Weights))
-	for o := 0; o < c.Out; o++ {
-		for i := 0; i < c.In; i++ {
-			for ky := 0; ky < k; ky++ {
-				for kx := 0; kx < k; kx++ {
-					w[((o*k+ky)*k+kx)*c.In+i] = c.Weights[((o*c.In+i)*k+ky)*k+kx]
-				}
-			}
-		}
-	}
-	return w
+	return permuteWeights(c, func(o, i, ky, kx int) int { return ((o*c.Kernel+ky)*c.Kernel+kx)*c.In + i })
 }
 
 // newConvNHWC allocates c's NHWC weights (load fills them) and makes
@@ -59,20 +48,48 @@ func (inf *Inference) planNHWC(p *plan) (ws uintptr, err error) {
 	if p.actNHWC, err = inf.tensorDescIn(cudnnTensorNHWC, p.n, inf.filters, h, w); err != nil {
 		return 0, err
 	}
-	var bytes uintptr
-	p.nhwcStem, bytes, err = inf.chooseConv(&inf.stem, inf.stem.nhwcWDesc, p.inNHWC, p.actNHWC, cudnnDataFloat, false)
-	if err != nil {
-		return 0, err
+	return inf.chooseStemTower(&p.nhwcStem, &p.nhwcTower, func(c *devConv) uintptr { return c.nhwcWDesc }, p.inNHWC, p.actNHWC, cudnnDataFloat, false)
+}
+
+// chooseStemTower picks the algorithms of an NHWC path's stem and tower
+// convolutions (their weights as wDesc describes them, the input and
+// activations as in and act do, sums in compute, float16 tensors where
+// half), and returns the workspace they need.
+func (inf *Inference) chooseStemTower(stem, tower *convChoice, wDesc func(*devConv) uintptr, in, act uintptr, compute int32, half bool) (ws uintptr, err error) {
+	*stem, ws, err = inf.chooseConv(&inf.stem, wDesc(&inf.stem), in, act, compute, half)
+	if err != nil || len(inf.blocks) == 0 {
+		return ws, err
 	}
-	ws = bytes
-	if len(inf.blocks) > 0 {
-		b := &inf.blocks[0][0]
-		if p.nhwcTower, bytes, err = inf.chooseConv(b, b.nhwcWDesc, p.actNHWC, p.actNHWC, cudnnDataFloat, false); err != nil {
+	b := &inf.blocks[0][0]
+	var bytes uintptr
+	*tower, bytes, err = inf.chooseConv(b, wDesc(b), act, act, compute, half)
+	return max(ws, bytes), err
+}
+
+// tower queues an NHWC path's residual tower on x (stem output), each
+// convolution by conv with the tower's algorithm, each block's global
+// pooling by pool, and returns the buffer holding its output.
+func (inf *Inference) tower(x uintptr, conv func(c *devConv, x, y, skip uintptr) error, pool func(l *devDense, x uintptr) error) (uintptr, error) {
+	y := inf.y
+	if x == inf.y {
+		y = inf.x
+	}
+	for i := range inf.blocks {
+		b := &inf.blocks[i]
+		if err := conv(&b[0], x, inf.t, 0); err != nil {
 			return 0, err
 		}
-		ws = max(ws, bytes)
+		if l := inf.pools[i]; l != nil {
+			if err := pool(l, inf.t); err != nil {
+				return 0, err
+			}
+		}
+		if err := conv(&b[1], inf.t, y, x); err != nil {
+			return 0, err
+		}
+		x, y = y, x
 	}
-	return ws, nil
+	return x, nil
 }
 
 // canRun says whether path c can compute p's batch.
@@ -107,21 +124,13 @@ func (inf *Inference) enqueueNHWC(p *plan) error {
 	if err := conv(&inf.stem, p.nhwcStem, p.inNHWC, inf.inT, inf.x, 0); err != nil {
 		return err
 	}
-	x, y := inf.x, inf.y
-	for i := range inf.blocks {
-		b := &inf.blocks[i]
-		if err := conv(&b[0], p.nhwcTower, p.actNHWC, x, inf.t, 0); err != nil {
-			return err
-		}
-		if l := inf.pools[i]; l != nil {
-			if err := inf.gpool(l, inf.t, n, rowsLayout(inf.filters, inf.cells)); err != nil {
-				return err
-			}
-		}
-		if err := conv(&b[1], p.nhwcTower, p.actNHWC, inf.t, y, x); err != nil {
-			return err
-		}
-		x, y = y, x
+	x, err := inf.tower(inf.x, func(c *devConv, x, y, skip uintptr) error {
+		return conv(c, p.nhwcTower, p.actNHWC, x, y, skip)
+	}, func(l *devDense, x uintptr) error {
+		return inf.gpool(l, x, n, rowsLayout(inf.filters, inf.cells))
+	})
+	if err != nil {
+		return err
 	}
 	return inf.rowsHeads(p, x)
 }

@@ -175,13 +175,19 @@ const gemmMaxBatch = 512
 // rowWeights lays a convolution's (out, in, ky, kx) weights out as the
 // (ky·kx·in, out) matrix that multiplies im2row's rows.
 func rowWeights(c nn.ConvLayer) []float32 {
+	return permuteWeights(c, func(o, i, ky, kx int) int { return ((ky*c.Kernel+kx)*c.In+i)*c.Out + o })
+}
+
+// permuteWeights lays a convolution's (out, in, ky, kx) weights out, each
+// at the index at gives it.
+func permuteWeights(c nn.ConvLayer, at func(o, i, ky, kx int) int) []float32 {
 	k := c.Kernel
 	w := make([]float32, len(c.Weights))
 	for o := 0; o < c.Out; o++ {
 		for i := 0; i < c.In; i++ {
 			for ky := 0; ky < k; ky++ {
 				for kx := 0; kx < k; kx++ {
-					w[((ky*k+kx)*c.In+i)*c.Out+o] = c.Weights[((o*c.In+i)*k+ky)*k+kx]
+					w[at(o, i, ky, kx)] = c.Weights[((o*c.In+i)*k+ky)*k+kx]
 				}
 			}
 		}
