@@ -302,18 +302,11 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, wor
 	}
 	parallelFor(batch, workers, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
-			pix := t.geom.pix[b*cells : (b+1)*cells]
-			for c := 0; c < in; c++ {
-				plane := x[(b*in+c)*cells : (b*in+c+1)*cells]
-				if bf16 {
-					for cell, v := range plane {
-						t.half[int(pix[cell])*in+c] = toBF16(v)
-					}
-					continue
-				}
-				for cell, v := range plane {
-					t.padded[int(pix[cell])*in+c] = v
-				}
+			pix, image := t.geom.pix[b*cells:(b+1)*cells], x[b*in*cells:(b+1)*in*cells]
+			if bf16 {
+				toPixelsBF16(t.half, image, pix, in)
+			} else {
+				toPixels(t.padded, image, pix, in)
 			}
 		}
 	})
@@ -326,13 +319,7 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, wor
 	})
 	parallelFor(batch, workers, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
-			rows := t.out[b*cells*out : (b+1)*cells*out]
-			for o := 0; o < out; o++ {
-				plane := y[(b*out+o)*cells : (b*out+o+1)*cells]
-				for cell := range plane {
-					plane[cell] = rows[cell*out+o]
-				}
-			}
+			fromPixels(y[b*out*cells:(b+1)*out*cells], t.out[b*cells*out:(b+1)*cells*out], out, cells)
 		}
 	})
 }

@@ -485,6 +485,9 @@ type bnState struct {
 	// sumDy and sumDyXhat over this graph's samples (the gradients of γ
 	// and β), allDy and allDyXhat over the whole batch's (that of x).
 	forwards, summed int
+	// grad is dy where the forward pass's output is above 0 (all of dy
+	// without a ReLU), computed with the sums: every gradient reads it.
+	grad, masked     []float32
 	sumDy, sumDyXhat []float64
 	allDy, allDyXhat []float64
 	local, total     []float64 // reduction buffers, 2·channels + 1
@@ -567,9 +570,7 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 		for c := lo; c < hi; c++ {
 			sum := 0.0
 			for b := 0; b < batch; b++ {
-				for _, v := range x[(b*channels+c)*cells : (b*channels+c+1)*cells] {
-					sum += float64(v)
-				}
+				sum += sum64(x[(b*channels+c)*cells : (b*channels+c+1)*cells])
 			}
 			local[c] = sum
 		}
@@ -589,10 +590,7 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 		for c := lo; c < hi; c++ {
 			mean, ss := op.mean[c], 0.0
 			for b := 0; b < batch; b++ {
-				for _, v := range x[(b*channels+c)*cells : (b*channels+c+1)*cells] {
-					d := float64(v) - mean
-					ss += d * d
-				}
+				ss += squares64(x[(b*channels+c)*cells:(b*channels+c+1)*cells], mean)
 			}
 			local[c] = ss
 		}
@@ -662,8 +660,8 @@ func (op bnOp) SymDiff(inputs G.Nodes, output, grad *G.Node) (G.Nodes, error) {
 }
 
 // bnGradOp computes one of batch norm's gradients from its input x, its
-// scale, its output y and the output's gradient dy (zero where a fused
-// ReLU cut y to 0), with x̂ = (x − mean)·invStd:
+// scale, its output y and the output's gradient dy (taken as zero where a
+// fused ReLU cut y to 0), with x̂ = (x − mean)·invStd:
 // dβ = Σdy, dγ = Σdy·x̂, dx = γ·invStd·(dy − mean(dy) − x̂·mean(dy·x̂)).
 type bnGradOp struct {
 	pureOp
@@ -693,24 +691,29 @@ func (op *bnGradOp) WriteHash(h hash.Hash) {
 func (op *bnGradOp) Hashcode() uint32 { return opHash(op) }
 func (op *bnGradOp) String() string   { return fmt.Sprintf("BatchNormGrad%d %s", op.which, op.name) }
 
-// sumGradients computes the per-channel sums of dy and dy·x̂ that the
-// gradients need, over this graph's samples and over the whole batch,
-// once a forward pass.
+// sumGradients computes, once a forward pass, the gradient through the
+// ReLU (grad) and the per-channel sums of it and of it times x̂ that the
+// gradients need, over this graph's samples and over the whole batch.
 func (op *bnGradOp) sumGradients(x, y, dy []float32, batch, channels, cells int) error {
 	op.summed = op.forwards
+	op.grad = dy
+	if op.relu {
+		op.masked = grow(op.masked, len(dy))
+		op.grad = op.masked
+	}
 	parallelFor(channels, op.procs, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			mean, invStd := op.mean[c], op.invStd[c]
 			sumDy, sumDyX := 0.0, 0.0
 			for b := 0; b < batch; b++ {
 				i := (b*channels + c) * cells
-				g, out := dy[i:i+cells], y[i:i+cells]
-				for j, v := range x[i : i+cells] {
-					if !op.relu || out[j] > 0 {
-						sumDy += float64(g[j])
-						sumDyX += float64(g[j]) * float64(v)
-					}
+				g := op.grad[i : i+cells]
+				if op.relu {
+					reluMask(g, dy[i:i+cells], y[i:i+cells])
 				}
+				s, d := sumDot64(g, x[i:i+cells])
+				sumDy += s
+				sumDyX += d
 			}
 			op.sumDy[c] = sumDy
 			op.sumDyXhat[c] = (sumDyX - mean*sumDy) * invStd
@@ -756,22 +759,15 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 	} else {
 		op.out = grow(op.out, channels)
 	}
-	if op.which == 3 {
-		for i, g := range dy {
-			if y[i] > 0 {
-				op.out[i] = g
-			} else {
-				op.out[i] = 0
-			}
-		}
-		return dense4(op.out, xs...), nil
-	}
 	if op.summed != op.forwards {
 		if err := op.sumGradients(x, y, dy, batch, channels, cells); err != nil {
 			return nil, err
 		}
 	}
 	switch op.which {
+	case 3:
+		copy(op.out, op.grad)
+		return dense4(op.out, xs...), nil
 	case 1:
 		for c := range op.out {
 			op.out[c] = float32(op.sumDyXhat[c])
@@ -797,19 +793,10 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 			s32, a32 := float32(scale), float32(a)
 			for b := 0; b < batch; b++ {
 				i := (b*channels + c) * cells
-				g, out, dst := dy[i:i+cells], y[i:i+cells], op.out[i:i+cells]
-				if op.relu {
-					for j, v := range x[i : i+cells] {
-						if out[j] > 0 {
-							dst[j] = s32*g[j] - a32*v + k
-						} else {
-							dst[j] = -a32*v + k
-						}
-					}
-				} else {
-					for j, v := range x[i : i+cells] {
-						dst[j] = s32*g[j] - a32*v + k
-					}
+				xr := x[i : i+cells]
+				g, dst := op.grad[i:i+len(xr)], op.out[i:i+len(xr)]
+				for j, v := range xr {
+					dst[j] = s32*g[j] - a32*v + k
 				}
 			}
 		}

@@ -1,0 +1,160 @@
+package cpu
+
+import "math"
+
+// The batch norm's loops over a row of one channel's values. A float64
+// sum taken one value after another waits on the last addition at every
+// value; these keep four sums in flight, and test no condition per
+// value, so that the loops run at the rate the CPU issues arithmetic
+// rather than at its adder's latency or its branch predictor's misses
+// (a ReLU's zeros fall at random).
+
+// sum64 returns the sum of v, in float64.
+func sum64(v []float32) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		w := v[i : i+4 : i+4]
+		s0 += float64(w[0])
+		s1 += float64(w[1])
+		s2 += float64(w[2])
+		s3 += float64(w[3])
+	}
+	for ; i < len(v); i++ {
+		s0 += float64(v[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// squares64 returns the sum of (v − mean)², in float64.
+func squares64(v []float32, mean float64) float64 {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		w := v[i : i+4 : i+4]
+		d0, d1, d2, d3 := float64(w[0])-mean, float64(w[1])-mean, float64(w[2])-mean, float64(w[3])-mean
+		s0 += d0 * d0
+		s1 += d1 * d1
+		s2 += d2 * d2
+		s3 += d3 * d3
+	}
+	for ; i < len(v); i++ {
+		d := float64(v[i]) - mean
+		s0 += d * d
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sumDot64 returns the sums of g and of g·x, in float64; x is at least
+// as long as g.
+func sumDot64(g, x []float32) (sum, dot float64) {
+	x = x[:len(g)]
+	var s0, s1, s2, s3, d0, d1, d2, d3 float64
+	i := 0
+	for ; i+4 <= len(g); i += 4 {
+		a, b := g[i:i+4:i+4], x[i:i+4:i+4]
+		a0, a1, a2, a3 := float64(a[0]), float64(a[1]), float64(a[2]), float64(a[3])
+		s0 += a0
+		s1 += a1
+		s2 += a2
+		s3 += a3
+		d0 += a0 * float64(b[0])
+		d1 += a1 * float64(b[1])
+		d2 += a2 * float64(b[2])
+		d3 += a3 * float64(b[3])
+	}
+	for ; i < len(g); i++ {
+		a := float64(g[i])
+		s0 += a
+		d0 += a * float64(x[i])
+	}
+	return (s0 + s1) + (s2 + s3), (d0 + d1) + (d2 + d3)
+}
+
+// reluMask writes g where y > 0, else 0, into dst: the gradient that
+// passes back through a ReLU whose outputs are y. y > 0 exactly where
+// y's bits, read as an int32, are above 0 (for any y not NaN), so the
+// test is an integer sign, turned into a mask without a branch.
+func reluMask(dst, g, y []float32) {
+	g, y = g[:len(dst)], y[:len(dst)]
+	for j := range dst {
+		keep := uint32((0 - int64(int32(math.Float32bits(y[j])))) >> 63)
+		dst[j] = math.Float32frombits(math.Float32bits(g[j]) & keep)
+	}
+}
+
+// The direct convolution's trainer moves each batch between the training
+// graph's planes (NCHW) and the kernels' pixels (each pixel's channels
+// side by side) twice a convolution. These move eight channels at a
+// time: each plane is read in order and each pixel's eight values are
+// stored together.
+
+// toPixels writes one image's planes (channels × len(pix) values) into
+// pixels: channel c of cell i at dst[pix[i]·channels + c].
+func toPixels(dst, src []float32, pix []int32, channels int) {
+	cells := len(pix)
+	c := 0
+	for ; c+8 <= channels; c += 8 {
+		p := src[c*cells : (c+8)*cells]
+		p0, p1, p2, p3 := p[:cells], p[cells:2*cells], p[2*cells:3*cells], p[3*cells:4*cells]
+		p4, p5, p6, p7 := p[4*cells:5*cells], p[5*cells:6*cells], p[6*cells:7*cells], p[7*cells:8*cells]
+		for i, q := range pix {
+			o := int(q)*channels + c
+			d := dst[o : o+8 : o+8]
+			d[0], d[1], d[2], d[3] = p0[i], p1[i], p2[i], p3[i]
+			d[4], d[5], d[6], d[7] = p4[i], p5[i], p6[i], p7[i]
+		}
+	}
+	for ; c < channels; c++ {
+		plane := src[c*cells : (c+1)*cells]
+		for i, q := range pix {
+			dst[int(q)*channels+c] = plane[i]
+		}
+	}
+}
+
+// toPixelsBF16 is toPixels rounding each value to bfloat16.
+func toPixelsBF16(dst []uint16, src []float32, pix []int32, channels int) {
+	cells := len(pix)
+	c := 0
+	for ; c+8 <= channels; c += 8 {
+		p := src[c*cells : (c+8)*cells]
+		p0, p1, p2, p3 := p[:cells], p[cells:2*cells], p[2*cells:3*cells], p[3*cells:4*cells]
+		p4, p5, p6, p7 := p[4*cells:5*cells], p[5*cells:6*cells], p[6*cells:7*cells], p[7*cells:8*cells]
+		for i, q := range pix {
+			o := int(q)*channels + c
+			d := dst[o : o+8 : o+8]
+			d[0], d[1], d[2], d[3] = toBF16(p0[i]), toBF16(p1[i]), toBF16(p2[i]), toBF16(p3[i])
+			d[4], d[5], d[6], d[7] = toBF16(p4[i]), toBF16(p5[i]), toBF16(p6[i]), toBF16(p7[i])
+		}
+	}
+	for ; c < channels; c++ {
+		plane := src[c*cells : (c+1)*cells]
+		for i, q := range pix {
+			dst[int(q)*channels+c] = toBF16(plane[i])
+		}
+	}
+}
+
+// fromPixels writes one image's compact pixels (cells × channels values,
+// no border) into planes: dst[c·cells + i] = src[i·channels + c].
+func fromPixels(dst, src []float32, channels, cells int) {
+	c := 0
+	for ; c+8 <= channels; c += 8 {
+		p := dst[c*cells : (c+8)*cells]
+		p0, p1, p2, p3 := p[:cells], p[cells:2*cells], p[2*cells:3*cells], p[3*cells:4*cells]
+		p4, p5, p6, p7 := p[4*cells:5*cells], p[5*cells:6*cells], p[6*cells:7*cells], p[7*cells:8*cells]
+		for i := range p0 {
+			o := i*channels + c
+			s := src[o : o+8 : o+8]
+			p0[i], p1[i], p2[i], p3[i] = s[0], s[1], s[2], s[3]
+			p4[i], p5[i], p6[i], p7[i] = s[4], s[5], s[6], s[7]
+		}
+	}
+	for ; c < channels; c++ {
+		plane := dst[c*cells : (c+1)*cells]
+		for i := range plane {
+			plane[i] = src[i*channels+c]
+		}
+	}
+}
