@@ -187,10 +187,15 @@ KERNEL void softgrad(const float* p, const float* t, const float* rows, const fl
 
 // sgd is nn's momentum update, v = μv + g + decay·w then w −= lr·v, with
 // decay applied to the first decayEnd values only (the weights, stored
-// first).
-KERNEL void sgd(float* w, float* v, const float* g, u32 total, u32 decayEnd, float lr, float mu, float decay) {
+// first). It changes nothing unless each loss sum the mask selects (bit
+// j: sums[j]) is finite: the host reads the losses only once the step is
+// done, and a step with a loss that is not finite must leave the weights
+// and the momentum as they were.
+KERNEL void sgd(float* w, float* v, const float* g, u32 total, u32 decayEnd, float lr, float mu, float decay, const float* sums, u32 mask) {
 	u32 i = thread_index();
 	if (i >= total) return;
+	for (u32 j = 0; (mask >> j) != 0; j++)
+		if (((mask >> j) & 1) && !__builtin_isfinite(sums[j])) return;
 	float x = w[i];
 	float dc = i < decayEnd ? decay : 0.0f;
 	float m = mu * v[i] + g[i] + dc * x;

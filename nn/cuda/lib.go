@@ -131,12 +131,14 @@ const (
 	cuDeviceAttrCCMajor         = 75
 	cuDeviceAttrCCMinor         = 76
 
-	cublasOpN              = 0
-	cublasDefaultMath      = 0
-	cublasTF32TensorOpMath = 3
-	libPropMajor           = 0
-	libPropMinor           = 1
-	libPropPatch           = 2
+	cublasOpN               = 0
+	cublasDefaultMath       = 0
+	cublasTF32TensorOpMath  = 3
+	cublasPointerModeHost   = 0
+	cublasPointerModeDevice = 1
+	libPropMajor            = 0
+	libPropMinor            = 1
+	libPropPatch            = 2
 
 	cudnnTensorNCHW        = 0
 	cudnnTensorNHWC        = 1
@@ -240,9 +242,14 @@ type cublasAPI struct {
 	cublasSetWorkspace func(h uintptr, ws uintptr, bytes uintptr) int32
 	cublasSetMathMode  func(h uintptr, mode int32) int32
 	cublasGetProperty  func(prop int32, v *int32) int32
-	cublasSdot         func(h uintptr, n int32, x uintptr, incx int32, y uintptr, incy int32, result *float32) int32
-	cublasSgemm        func(h uintptr, transa, transb int32, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) int32
-	cublasSasum        func(h uintptr, n int32, x uintptr, incx int32, result *float32) int32
+	// cublasSdot and cublasSasum write their result to GPU memory: the
+	// trainer sets cublasPointerModeDevice around them, so nothing waits.
+	cublasSdot  func(h uintptr, n int32, x uintptr, incx int32, y uintptr, incy int32, result uintptr) int32
+	cublasSgemm func(h uintptr, transa, transb int32, m, n, k int32, alpha *float32, a uintptr, lda int32, b uintptr, ldb int32, beta *float32, c uintptr, ldc int32) int32
+	cublasSasum func(h uintptr, n int32, x uintptr, incx int32, result uintptr) int32
+	// cublasSetPointerMode says where scalars are: the host's memory (the
+	// default, as the GEMMs' alpha and beta are) or the GPU's.
+	cublasSetPointerMode func(h uintptr, mode int32) int32
 	// cublasSgemmStridedBatched is batch SGEMMs, the i-th on A, B and C
 	// advanced by i times their strides (in floats).
 	cublasSgemmStridedBatched func(h uintptr, transa, transb int32, m, n, k int32, alpha *float32, a uintptr, lda int32, strideA int64,
@@ -260,6 +267,7 @@ func (f *cublasAPI) symbols() []symbol {
 		{"cublasSgemm_v2", &f.cublasSgemm},
 		{"cublasSdot_v2", &f.cublasSdot},
 		{"cublasSasum_v2", &f.cublasSasum},
+		{"cublasSetPointerMode_v2", &f.cublasSetPointerMode},
 		{"cublasSgemmStridedBatched", &f.cublasSgemmStridedBatched},
 	}
 }

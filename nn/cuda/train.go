@@ -46,6 +46,8 @@ type Trainer struct {
 	// pass, which runs while the batch is still being checked: a batch
 	// found bad must leave them as they were.
 	sBackup uintptr
+	// sums holds a step's loss sums (nsums floats), written on the GPU.
+	sums uintptr
 
 	planes, height, width, cells, actions int
 	// convs and dense are the description's layers (Convs, Dense order);
@@ -364,6 +366,12 @@ func (t *Trainer) setup(velocity [][]float32) (err error) {
 	if t.sBackup, err = t.alloc(t.nstat); err != nil {
 		return err
 	}
+	if t.sums, err = t.alloc(nsums); err != nil {
+		return err
+	}
+	if err := d.cu("cuMemsetD32Async", d.drv.cuMemsetD32Async(t.sums, 0, nsums, t.stream)); err != nil {
+		return err
+	}
 	if err := d.cu("cuMemsetD32Async", d.drv.cuMemsetD32Async(t.v, 0, uintptr(t.total), t.stream)); err != nil {
 		return err
 	}
@@ -527,25 +535,33 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 	if err := t.lossInputs(p); err != nil {
 		return nn.Losses{}, err
 	}
-	losses, err := t.losses(p, auxShare)
-	if err != nil {
-		return losses, err
+	// The losses are summed on the GPU and read when the step is done: the
+	// update is skipped there if one is not finite, so no wait comes
+	// between the forward and backward passes.
+	if err := t.queueSums(p); err != nil {
+		return nn.Losses{}, err
 	}
 	t.staged("losses")
+	if err := t.backward(p); err != nil {
+		return nn.Losses{}, err
+	}
+	t.staged("backward")
+	counted := t.counted(auxShare)
+	if err := d.launch(t.stream, d.sgd, uint32(t.total), t.w, t.v, t.g, uint32(t.total), uint32(t.decayEnd),
+		float32(t.cfg.LearningRate), float32(t.cfg.Momentum), float32(2*t.cfg.WeightDecay), t.sums, counted); err != nil {
+		return nn.Losses{}, fmt.Errorf("sgd: %w", err)
+	}
+	if err := d.cu("cuStreamSynchronize", d.drv.cuStreamSynchronize(t.stream)); err != nil {
+		return nn.Losses{}, err
+	}
+	var sums [nsums]float32
+	if err := t.download(sums[:], t.sums); err != nil {
+		return nn.Losses{}, err
+	}
+	losses := t.lossesOf(sums, counted, auxShare)
 	if math.IsNaN(losses.Total) || math.IsInf(losses.Total, 0) {
 		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, ownership %g, score %g, L2 %g; weights left unchanged",
 			t.steps+1, losses.Policy, losses.Value, losses.Ownership, losses.Score, losses.L2)
-	}
-	if err := t.backward(p); err != nil {
-		return losses, err
-	}
-	t.staged("backward")
-	if err := d.launch(t.stream, d.sgd, uint32(t.total), t.w, t.v, t.g, uint32(t.total), uint32(t.decayEnd),
-		float32(t.cfg.LearningRate), float32(t.cfg.Momentum), float32(2*t.cfg.WeightDecay)); err != nil {
-		return losses, fmt.Errorf("sgd: %w", err)
-	}
-	if err := d.cu("cuStreamSynchronize", d.drv.cuStreamSynchronize(t.stream)); err != nil {
-		return losses, err
 	}
 	t.steps++
 	return losses, nil

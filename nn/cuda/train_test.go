@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -245,6 +246,86 @@ func trainMatchesGorgonia(t *testing.T, d *Device, g env.Game, cfg nn.Config) {
 	if moved == 0 {
 		t.Error("training left the stem's weights unchanged")
 	}
+}
+
+// TestGPUTrainRefusesNonFiniteLoss: a step whose loss is not finite
+// (here from a NaN weight) is refused after the GPU has run it, and
+// leaves the weights, the momentum and the step count as they were.
+func TestGPUTrainRefusesNonFiniteLoss(t *testing.T) {
+	d := openGPU(t)
+	g := othello.Othello()
+	net := mustNew(t, g, nn.DefaultConfig(g))
+	tr, err := d.NewTrainer(net, nn.DefaultTrainConfig(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, err := tr.Step(nntest.Batch(g, 64, 1)); err != nil {
+		t.Fatal(err)
+	}
+	stem := net.Learnables()[0].Data
+	stem[0] = float32(math.NaN())
+	unbind, err := d.bindThread()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.upload(tr.param(tr.w, 0), stem)
+	unbind()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	before := copyTensors(net.Learnables())
+	velocity := copyArrays(tr.Velocity())
+	_, err = tr.Step(nntest.Batch(g, 64, 2))
+	if err == nil || !strings.Contains(err.Error(), "weights left unchanged") {
+		t.Fatalf("step with a NaN weight: %v, want a refusal", err)
+	}
+	if err := tr.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range net.Learnables() {
+		if !sameBits(l.Data, before[i]) {
+			t.Errorf("the refused step changed %s", l.Name)
+		}
+		if !sameBits(tr.Velocity()[i], velocity[i]) {
+			t.Errorf("the refused step changed the momentum of %s", l.Name)
+		}
+	}
+	if tr.Steps() != 1 {
+		t.Errorf("%d steps counted, want 1", tr.Steps())
+	}
+}
+
+func copyTensors(ts []nn.Tensor) [][]float32 {
+	out := make([][]float32, len(ts))
+	for i, x := range ts {
+		out[i] = slices.Clone(x.Data)
+	}
+	return out
+}
+
+func copyArrays(as [][]float32) [][]float32 {
+	out := make([][]float32, len(as))
+	for i, a := range as {
+		out[i] = slices.Clone(a)
+	}
+	return out
+}
+
+// sameBits compares as bits, so that a NaN equals itself.
+func sameBits(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 func mustNew(t *testing.T, g env.Game, cfg nn.Config) *nn.Network {

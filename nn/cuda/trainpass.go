@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/flipzero/flipzero/nn"
@@ -173,42 +174,84 @@ func (t *Trainer) lossInputs(p *trainPlan) error {
 	return nil
 }
 
-// losses computes the policy and value cross-entropies (targets weighted
-// by each sample's share), the auxiliary heads' mean squared errors and
-// the L2 term, waiting for the GPU.
-func (t *Trainer) losses(p *trainPlan, auxShare float64) (nn.Losses, error) {
+// The sums the losses are made of, in the trainer's sums array on the
+// GPU, in this order.
+const (
+	sumPolicy    = iota // Σ target·log p over actions
+	sumValue            // Σ target·log p over outcomes
+	sumL2               // Σ w² over the weights that decay
+	sumOwnership        // Σ of the ownership head's weighted squares
+	sumScore            // Σ of the score head's weighted squares
+	nsums
+)
+
+// queueSums queues the sums the losses are made of into t.sums. cuBLAS
+// writes them to GPU memory (its pointer mode set to the device's for
+// these calls only), so the step queues its backward pass without
+// waiting for them; lossesOf reads them once the step is done.
+func (t *Trainer) queueSums(p *trainPlan) error {
 	d := t.d
-	var pl, vl, l2, own, score float32
-	if err := d.blasErr("cublasSdot policy loss", d.blas.cublasSdot(t.blas, int32(p.n*t.actions), p.target, 1, p.logp, 1, &pl)); err != nil {
-		return nn.Losses{}, err
+	if err := d.blasErr("cublasSetPointerMode device", d.blas.cublasSetPointerMode(t.blas, cublasPointerModeDevice)); err != nil {
+		return err
 	}
-	if err := d.blasErr("cublasSdot value loss", d.blas.cublasSdot(t.blas, int32(p.n*3), p.vtarget, 1, p.vlogp, 1, &vl)); err != nil {
-		return nn.Losses{}, err
+	err := t.queueDots(p)
+	return errors.Join(err, d.blasErr("cublasSetPointerMode host", d.blas.cublasSetPointerMode(t.blas, cublasPointerModeHost)))
+}
+
+func (t *Trainer) queueDots(p *trainPlan) error {
+	d := t.d
+	sum := func(i int) uintptr { return t.sums + uintptr(i*4) }
+	if err := d.blasErr("cublasSdot policy loss", d.blas.cublasSdot(t.blas, int32(p.n*t.actions), p.target, 1, p.logp, 1, sum(sumPolicy))); err != nil {
+		return err
 	}
-	if err := d.blasErr("cublasSdot L2", d.blas.cublasSdot(t.blas, int32(t.decayEnd), t.w, 1, t.w, 1, &l2)); err != nil {
-		return nn.Losses{}, err
+	if err := d.blasErr("cublasSdot value loss", d.blas.cublasSdot(t.blas, int32(p.n*3), p.vtarget, 1, p.vlogp, 1, sum(sumValue))); err != nil {
+		return err
+	}
+	if err := d.blasErr("cublasSdot L2", d.blas.cublasSdot(t.blas, int32(t.decayEnd), t.w, 1, t.w, 1, sum(sumL2))); err != nil {
+		return err
 	}
 	// The terms are weights times squares, none negative: their sum is
 	// their absolute sum.
 	if t.owns != nil {
-		if err := d.blasErr("cublasSasum ownership loss", d.blas.cublasSasum(t.blas, int32(p.n*t.cells), p.ownTerm, 1, &own)); err != nil {
-			return nn.Losses{}, err
+		if err := d.blasErr("cublasSasum ownership loss", d.blas.cublasSasum(t.blas, int32(p.n*t.cells), p.ownTerm, 1, sum(sumOwnership))); err != nil {
+			return err
 		}
 	}
 	if t.score != nil {
-		if err := d.blasErr("cublasSasum score loss", d.blas.cublasSasum(t.blas, int32(p.n), p.scoreTerm, 1, &score)); err != nil {
-			return nn.Losses{}, err
+		if err := d.blasErr("cublasSasum score loss", d.blas.cublasSasum(t.blas, int32(p.n), p.scoreTerm, 1, sum(sumScore))); err != nil {
+			return err
 		}
 	}
-	l := nn.Losses{Policy: -float64(pl), Value: -float64(vl), L2: t.cfg.WeightDecay * float64(l2)}
-	if auxShare > 0 && t.cfg.OwnershipWeight > 0 {
-		l.Ownership = float64(own) / (t.cfg.OwnershipWeight * auxShare)
+	return nil
+}
+
+// counted is the mask (bit i: sum i) of the sums the step's total loss
+// is made of: the auxiliary heads' only where the batch has their
+// targets and the config weighs them.
+func (t *Trainer) counted(auxShare float64) uint32 {
+	m := uint32(1<<sumPolicy | 1<<sumValue | 1<<sumL2)
+	if t.owns != nil && auxShare > 0 && t.cfg.OwnershipWeight > 0 {
+		m |= 1 << sumOwnership
 	}
-	if auxShare > 0 && t.cfg.ScoreWeight > 0 {
-		l.Score = float64(score) / (t.cfg.ScoreWeight * auxShare)
+	if t.score != nil && auxShare > 0 && t.cfg.ScoreWeight > 0 {
+		m |= 1 << sumScore
+	}
+	return m
+}
+
+// lossesOf makes the losses from the sums counted (bit i: sums[i]): the
+// policy and value cross-entropies (targets weighted by each sample's
+// share), the auxiliary heads' mean squared errors and the L2 term.
+func (t *Trainer) lossesOf(sums [nsums]float32, counted uint32, auxShare float64) nn.Losses {
+	l := nn.Losses{Policy: -float64(sums[sumPolicy]), Value: -float64(sums[sumValue]), L2: t.cfg.WeightDecay * float64(sums[sumL2])}
+	if counted&(1<<sumOwnership) != 0 {
+		l.Ownership = float64(sums[sumOwnership]) / (t.cfg.OwnershipWeight * auxShare)
+	}
+	if counted&(1<<sumScore) != 0 {
+		l.Score = float64(sums[sumScore]) / (t.cfg.ScoreWeight * auxShare)
 	}
 	l.Total = l.Policy + l.Value + t.cfg.OwnershipWeight*l.Ownership + t.cfg.ScoreWeight*l.Score + l.L2
-	return l, nil
+	return l
 }
 
 // convBN is a[c] = bn(conv(x)), then + skip, then ReLU where c has one,
