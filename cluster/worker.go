@@ -449,7 +449,8 @@ func (w *worker) playStream(ctx context.Context, round uint64) error {
 // stream in play or not yet sent, come to less than a generation's
 // (back-pressure), and none while the network is too old for its games
 // to count; and it sends the games that have waited a second for their
-// batch to fill. published counts the stream's games sent.
+// batch to fill, or whose network a newer one has replaced. published
+// counts the stream's games sent.
 func (w *worker) supervise(ctx context.Context, stop func(), gate *roomGate, st *selfplay.Stream, evals *nn.Evaluators, out *outbox, batches chan<- shardBatch, published *atomic.Int64) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
@@ -482,7 +483,11 @@ func (w *worker) supervise(ctx context.Context, stop func(), gate *roomGate, st 
 		}
 		why = now
 		gate.allow(room)
-		if b, due := out.due(time.Second); due {
+		b, due := out.due(time.Second)
+		if !due {
+			b, due = out.behind(playing)
+		}
+		if due {
 			select {
 			case batches <- b:
 			case <-ctx.Done():
@@ -611,6 +616,20 @@ func (o *outbox) add(r selfplay.GameRecord, st State, maxSamples, maxGames int) 
 		o.pending, o.samples = shardBatch{}, 0
 	}
 	return due, ready
+}
+
+// behind returns the pending games when they were played by an older
+// network than st's: once a newer one is in play, waiting for more
+// games of theirs only brings them nearer to being refused as stale.
+func (o *outbox) behind(st State) (shardBatch, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.pending.games) == 0 || (o.pending.state.Generation >= st.Generation && o.pending.state.RunID == st.RunID) {
+		return shardBatch{}, false
+	}
+	b := o.pending
+	o.pending, o.samples = shardBatch{}, 0
+	return b, true
 }
 
 // due returns the pending games once the first has waited longer than d.
