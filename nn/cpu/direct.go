@@ -266,7 +266,7 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 // With a bfloat16 kernel set (FLIPZERO_CONV=avx512bf16) and an even
 // number of inputs it trains in mixed precision: the inputs (activations
 // forward, gradients backward) and the step's weights are rounded to
-// bfloat16 as they are laid out, the sums and outputs stay float32, and
+// bfloat16 once laid out, the sums and outputs stay float32, and
 // so do the weights the optimizer keeps and their gradients.
 type directTrain struct {
 	geom   directGeom
@@ -302,11 +302,10 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, wor
 	}
 	parallelFor(batch, workers, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
-			pix, image := t.geom.pix[b*cells:(b+1)*cells], x[b*in*cells:(b+1)*in*cells]
+			pix := t.geom.pix[b*cells : (b+1)*cells]
+			toPixels(t.padded, x[b*in*cells:(b+1)*in*cells], pix, in)
 			if bf16 {
-				toPixelsBF16(t.half, image, pix, in)
-			} else {
-				toPixels(t.padded, image, pix, in)
+				roundPixelsBF16(t.half, t.padded, pix, in)
 			}
 		}
 	})

@@ -113,29 +113,6 @@ func toPixels(dst, src []float32, pix []int32, channels int) {
 	}
 }
 
-// toPixelsBF16 is toPixels rounding each value to bfloat16.
-func toPixelsBF16(dst []uint16, src []float32, pix []int32, channels int) {
-	cells := len(pix)
-	c := 0
-	for ; c+8 <= channels; c += 8 {
-		p := src[c*cells : (c+8)*cells]
-		p0, p1, p2, p3 := p[:cells], p[cells:2*cells], p[2*cells:3*cells], p[3*cells:4*cells]
-		p4, p5, p6, p7 := p[4*cells:5*cells], p[5*cells:6*cells], p[6*cells:7*cells], p[7*cells:8*cells]
-		for i, q := range pix {
-			o := int(q)*channels + c
-			d := dst[o : o+8 : o+8]
-			d[0], d[1], d[2], d[3] = toBF16(p0[i]), toBF16(p1[i]), toBF16(p2[i]), toBF16(p3[i])
-			d[4], d[5], d[6], d[7] = toBF16(p4[i]), toBF16(p5[i]), toBF16(p6[i]), toBF16(p7[i])
-		}
-	}
-	for ; c < channels; c++ {
-		plane := src[c*cells : (c+1)*cells]
-		for i, q := range pix {
-			dst[int(q)*channels+c] = toBF16(plane[i])
-		}
-	}
-}
-
 // fromPixels writes one image's compact pixels (cells × channels values,
 // no border) into planes: dst[c·cells + i] = src[i·channels + c].
 func fromPixels(dst, src []float32, channels, cells int) {
