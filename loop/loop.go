@@ -110,6 +110,11 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	if ms, _ := ReadMetrics(run.Metrics()); len(ms) > 0 {
 		last = &ms[len(ms)-1]
 	}
+	if last != nil && last.Generation < gen {
+		// The checkpoint is written before the generation's arena and
+		// metrics line: a stop in between keeps its training, not its line.
+		logf("generation %d was stopped after its checkpoint, before its metrics line; its line is missing", gen)
+	}
 	best := gen
 	if cfg.Arena.Gate > 0 && last != nil && last.Best < gen {
 		best = last.Best

@@ -18,6 +18,7 @@ import (
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/runfolder"
 )
 
 // TestMain lets the test binary act as the flipzero command, so a test can
@@ -111,6 +112,17 @@ func loopSurvivesSIGKILL(t *testing.T, ahead int) {
 		t.Fatal(err)
 	}
 	last := before[len(before)-1]
+	// The checkpoint is written before the generation's metrics line: the
+	// kill may fall between them, and the restart resumes from the
+	// checkpoint.
+	gens, err := runfolder.Folder(run).Generations()
+	if err != nil || len(gens) == 0 {
+		t.Fatalf("no checkpoints after the kill (%v)", err)
+	}
+	newest := gens[len(gens)-1]
+	if newest != last.Generation && newest != last.Generation+1 {
+		t.Fatalf("after the kill: newest checkpoint generation %d, last metrics line generation %d", newest, last.Generation)
+	}
 
 	checkRunFiles(t, run)
 
@@ -119,17 +131,20 @@ func loopSurvivesSIGKILL(t *testing.T, ahead int) {
 	if err != nil {
 		t.Fatalf("restart: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "generation "+strconv.Itoa(last.Generation)+",") {
-		t.Errorf("the restart did not resume from generation %d:\n%s", last.Generation, out)
+	if !strings.Contains(string(out), "generation "+strconv.Itoa(newest)+",") {
+		t.Errorf("the restart did not resume from generation %d:\n%s", newest, out)
+	}
+	if missing := newest != last.Generation; missing != strings.Contains(string(out), "its line is missing") {
+		t.Errorf("checkpoint generation %d, metrics generation %d, and the restart's log:\n%s", newest, last.Generation, out)
 	}
 	after, err := loop.ReadMetrics(metrics)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resumed := after[len(after)-1]
-	if resumed.Generation != last.Generation+1 || resumed.Step <= last.Step {
-		t.Errorf("after the restart: generation %d step %d; before: generation %d step %d",
-			resumed.Generation, resumed.Step, last.Generation, last.Step)
+	if resumed.Generation != newest+1 || resumed.Step <= last.Step {
+		t.Errorf("after the restart: generation %d step %d; before: checkpoint generation %d, metrics generation %d step %d",
+			resumed.Generation, resumed.Step, newest, last.Generation, last.Step)
 	}
 	checkRunFiles(t, run)
 }
