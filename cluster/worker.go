@@ -170,7 +170,7 @@ func (w *worker) run(ctx context.Context) error {
 				continue
 			}
 		}
-		if err := w.playStream(ctx, round); err != nil && ctx.Err() == nil {
+		if err := w.playStream(ctx, round, updates); err != nil && ctx.Err() == nil {
 			return err
 		}
 	}
@@ -398,8 +398,9 @@ func (w *worker) evaluators(settings selfplay.Settings) (*nn.Evaluators, error) 
 // playStream plays games continuously (selfplay.PlayStream) with the
 // network loaded, and with each newer one of the same run, config and
 // architecture, swapped in as it is published; it publishes the games as
-// they end, until ctx ends or the run needs other evaluators.
-func (w *worker) playStream(ctx context.Context, round uint64) error {
+// they end, until ctx ends or the run needs other evaluators. updates
+// signals each new state the watcher sees.
+func (w *worker) playStream(ctx context.Context, round uint64, updates <-chan State) error {
 	settings := w.cfg.SelfPlay
 	settings.Workers = w.opts.Workers
 	settings.Games = w.opts.Workers * settings.Concurrent
@@ -419,7 +420,7 @@ func (w *worker) playStream(ctx context.Context, round uint64) error {
 	watched := make(chan struct{})
 	go func() {
 		defer close(watched)
-		w.supervise(ctx, stop, gate, &st, evals, out, batches, &published)
+		w.supervise(ctx, stop, gate, &st, evals, out, batches, &published, updates)
 	}()
 	seed := w.opts.Seed ^ round*0x9e3779b97f4a7c15 ^ uint64(time.Now().UnixNano())
 	_, err = selfplay.PlayStream(ctx, &st, w.game, w.cfg.Search, settings, seed, evals.New, gate, func(r selfplay.GameRecord) {
@@ -443,20 +444,34 @@ func (w *worker) playStream(ctx context.Context, round uint64) error {
 }
 
 // supervise keeps a stream's gate and network while it plays, four times
-// a second: it swaps in each newer network of the same run, config and
+// a second and at once when a new network is published: it sends the
+// games of a network a newer one has replaced (before fetching the newer
+// one: each moment they wait brings them nearer to being refused as
+// stale) and swaps the newer one in if it is of the same run, config and
 // architecture (and stops the stream for any other); it lets games start
 // only while the games waiting for the trainer, with those of this
 // stream in play or not yet sent, come to less than a generation's
 // (back-pressure), and none while the network is too old for its games
 // to count; and it sends the games that have waited a second for their
-// batch to fill, or whose network a newer one has replaced. published
-// counts the stream's games sent.
-func (w *worker) supervise(ctx context.Context, stop func(), gate *roomGate, st *selfplay.Stream, evals *nn.Evaluators, out *outbox, batches chan<- shardBatch, published *atomic.Int64) {
+// batch to fill, or that ended under the replaced network during the
+// swap. published counts the stream's games sent.
+func (w *worker) supervise(ctx context.Context, stop func(), gate *roomGate, st *selfplay.Stream, evals *nn.Evaluators, out *outbox, batches chan<- shardBatch, published *atomic.Int64, updates <-chan State) {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	why := "" // why no game may start, "" while some may
+	send := func(b shardBatch) bool {
+		select {
+		case batches <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	for {
 		latest := w.newest()
+		if b, due := out.behind(latest); due && !send(b) {
+			return
+		}
 		if w.stale(latest) && !w.swap(ctx, st, evals, latest) {
 			stop()
 			return
@@ -487,17 +502,14 @@ func (w *worker) supervise(ctx context.Context, stop func(), gate *roomGate, st 
 		if !due {
 			b, due = out.behind(playing)
 		}
-		if due {
-			select {
-			case batches <- b:
-			case <-ctx.Done():
-				return
-			}
+		if due && !send(b) {
+			return
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-updates:
 		}
 	}
 }
