@@ -2,6 +2,8 @@ package nn_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -71,8 +73,13 @@ func TestServerAnswersEachClientItsOwn(t *testing.T) {
 	if evals.Batch() != workers*batch {
 		t.Errorf("server batch %d, want %d", evals.Batch(), workers*batch)
 	}
-	positions := env.RandomPositions(g, 40, 3, false)
 	actions := g.ActionSpace()
+	// A row's answer may round differently in a batch of other rows
+	// (OpenBLAS's Haswell kernels block a matrix by its height): the
+	// server must answer within rounding of the worker's own evaluator,
+	// and every other position's answer lies far outside that.
+	const rounding = 1e-5
+	positions := distinctPositions(t, folded, g, 40, 100*rounding)
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := 0; w < workers; w++ {
@@ -101,12 +108,12 @@ func TestServerAnswersEachClientItsOwn(t *testing.T) {
 					errs <- err
 					return
 				}
-				if d, _ := nntest.Diff(priors[:n*actions], wantP[:n*actions]); d > 1e-6 {
-					errs <- errors.New("priors differ from the worker's own evaluator's")
+				if d, _ := nntest.Diff(priors[:n*actions], wantP[:n*actions]); d > rounding {
+					errs <- fmt.Errorf("priors differ from the worker's own evaluator's by %g", d)
 					return
 				}
-				if d, _ := nntest.Diff(values[:n], wantV[:n]); d > 1e-6 {
-					errs <- errors.New("values differ from the worker's own evaluator's")
+				if d, _ := nntest.Diff(values[:n], wantV[:n]); d > rounding {
+					errs <- fmt.Errorf("values differ from the worker's own evaluator's by %g", d)
 					return
 				}
 			}
@@ -128,6 +135,35 @@ func TestServerAnswersEachClientItsOwn(t *testing.T) {
 		t.Errorf("largest batch run %d: the server never gathered more than one worker's %d", largest, batch)
 	}
 	t.Logf("%d batches, largest %d", len(backend.batches), largest)
+}
+
+// distinctPositions is n random positions whose priors differ pairwise
+// by more than apart somewhere, so that an answer given to the wrong
+// position shows.
+func distinctPositions(t *testing.T, folded *nn.Folded, g env.Game, n int, apart float64) []env.State {
+	t.Helper()
+	candidates := env.RandomPositions(g, 20*n, 3, false)
+	actions := g.ActionSpace()
+	own, err := nn.NewEvaluator(cpu.Backend(), folded, len(candidates))
+	if err != nil {
+		t.Fatal(err)
+	}
+	priors, values := make([]float32, len(candidates)*actions), make([]float32, len(candidates))
+	if err := own.Evaluate(candidates, priors, values); err != nil {
+		t.Fatal(err)
+	}
+	var kept []env.State
+	var keptPriors [][]float32
+	for i, s := range candidates {
+		p := priors[i*actions:][:actions]
+		if !slices.ContainsFunc(keptPriors, func(q []float32) bool { d, _ := nntest.Diff(p, q); return d <= apart }) {
+			kept, keptPriors = append(kept, s), append(keptPriors, p)
+		}
+	}
+	if len(kept) < n {
+		t.Fatalf("%d of %d random positions have priors more than %g apart, want %d", len(kept), len(candidates), apart, n)
+	}
+	return kept[:n]
 }
 
 // TestServerReportsErrors: a failed batch fails every request in it
