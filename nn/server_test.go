@@ -95,6 +95,7 @@ func TestServerAnswersEachClientItsOwn(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer eval.Close()
+			defer own.Close()
 			priors, values := make([]float32, batch*actions), make([]float32, batch)
 			wantP, wantV := make([]float32, batch*actions), make([]float32, batch)
 			for round := 0; round < 20; round++ {
@@ -148,6 +149,7 @@ func distinctPositions(t *testing.T, folded *nn.Folded, g env.Game, n int, apart
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer own.Close()
 	priors, values := make([]float32, len(candidates)*actions), make([]float32, len(candidates))
 	if err := own.Evaluate(candidates, priors, values); err != nil {
 		t.Fatal(err)
