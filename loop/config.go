@@ -13,6 +13,7 @@ import (
 
 	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/player"
 	"github.com/flipzero/flipzero/selfplay"
@@ -158,6 +159,28 @@ func LoadConfig(path string, games Games) (Config, error) {
 	cfg, err := ParseConfig(raw, games)
 	if err != nil {
 		return Config{}, ConfigError{fmt.Errorf("config %s: %w", path, err)}
+	}
+	return cfg, nil
+}
+
+// ParseSearchSettings reads search settings given on a command line —
+// keys of a config's search section in YAML, "cpuct: 2, mode: gumbel",
+// braces optional — over base, a player's own settings, and checks the
+// result. Playout counts are not among them: a player's playouts are
+// its own flag.
+func ParseSearchSettings(spec string, base mcts.Config) (mcts.Config, error) {
+	text := strings.TrimSpace(spec)
+	if !strings.HasPrefix(text, "{") {
+		text = "{" + text + "}"
+	}
+	dec := yaml.NewDecoder(strings.NewReader(text))
+	dec.KnownFields(true)
+	cfg := base
+	if err := dec.Decode(&cfg); err != nil {
+		return mcts.Config{}, fmt.Errorf("search settings %q: %s", spec, cleanYAMLError(err))
+	}
+	if err := cfg.Validate(); err != nil {
+		return mcts.Config{}, fmt.Errorf("search settings %q: %w", spec, err)
 	}
 	return cfg, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/mcts"
 )
 
 func TestShippedConfigsLoad(t *testing.T) {
@@ -114,6 +115,44 @@ func TestLearningRateScheduleRefused(t *testing.T) {
 		err := validSchedule(tt.lrs)
 		if err == nil || !strings.Contains(err.Error(), "learning_rate") {
 			t.Errorf("%s: error %v, want one naming learning_rate", tt.name, err)
+		}
+	}
+}
+
+func TestParseSearchSettings(t *testing.T) {
+	base := mcts.PlayConfig()
+	tests := []struct {
+		spec  string
+		check func(mcts.Config) bool
+	}{
+		{"cpuct: 2", func(c mcts.Config) bool { return c.CPUCT == 2 }},
+		{"{leaves_per_tree: 1, mode: gumbel}", func(c mcts.Config) bool { return c.LeavesPerTree == 1 && c.Mode == mcts.Gumbel }},
+		{"  fpu_reduction: 0.3 ", func(c mcts.Config) bool { return c.FPUReduction == 0.3 }},
+	}
+	for _, tt := range tests {
+		got, err := ParseSearchSettings(tt.spec, base)
+		if err != nil {
+			t.Errorf("%q: %v", tt.spec, err)
+			continue
+		}
+		if !tt.check(got) {
+			t.Errorf("%q: settings %+v do not say it", tt.spec, got)
+		}
+		// Every key the spec leaves out keeps the base's value.
+		if got.Solver != base.Solver || got.DirichletWeight != base.DirichletWeight || got.GumbelCScale != base.GumbelCScale {
+			t.Errorf("%q changed settings it does not name: %+v", tt.spec, got)
+		}
+	}
+	bad := []struct{ spec, want string }{
+		{"cpucct: 2", "unknown key cpucct"},
+		{"cpuct: -1", "cpuct"},
+		{"mode: sideways", "sideways"},
+		{"cpuct: [1", "cpuct: [1"},
+	}
+	for _, tt := range bad {
+		_, err := ParseSearchSettings(tt.spec, base)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: error %v, want one line naming %q", tt.spec, err, tt.want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/player"
 	"github.com/flipzero/flipzero/runfolder"
@@ -24,14 +25,18 @@ import (
 
 const playerHelp = "random, greedy, perfect (tic-tac-toe), mcts:N, alphabeta:D, gtp:\"COMMAND ARGS\", or a model file"
 
-// playerFlag reads a player's name and checks that it can play g.
-func playerFlag(flagName, name string, g env.Game, opts player.PlayerOptions) (player.Player, error) {
+// playerFlag reads a player's name, with search, its --X-search settings
+// (empty: none), and checks that it can play g.
+func playerFlag(flagName, name, search string, g env.Game, opts player.PlayerOptions) (player.Player, error) {
 	if name == "" {
 		return nil, usagef("--%s is required: %s", flagName, playerHelp)
 	}
 	p, err := player.ParsePlayer(name, opts)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--%s: %w", flagName, err)}
+	}
+	if p, err = withSearch(flagName, search, p); err != nil {
+		return nil, err
 	}
 	// A player that cannot play the game says so before any game starts.
 	seat, err := p.Seat(g, 1, 0)
@@ -42,6 +47,27 @@ func playerFlag(flagName, name string, g env.Game, opts player.PlayerOptions) (p
 		return nil, fmt.Errorf("--%s: %w", flagName, err)
 	}
 	return p, nil
+}
+
+// withSearch gives a searching player (a network's, mcts:N) the search
+// settings spec over its own, and names it by them too, so that a match
+// can set a network against itself searching otherwise.
+func withSearch(flagName, spec string, p player.Player) (player.Player, error) {
+	if spec == "" {
+		return p, nil
+	}
+	sp, ok := p.(*player.SearchPlayer)
+	if !ok {
+		return nil, usagef("--%s-search: %s does not search (network players and mcts:N do)", flagName, p.Name())
+	}
+	cfg, err := loop.ParseSearchSettings(spec, sp.Config)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--%s-search: %w", flagName, err)}
+	}
+	with := *sp
+	with.Config = cfg
+	with.Label = fmt.Sprintf("%s {%s}", sp.Label, strings.Trim(strings.TrimSpace(spec), "{}"))
+	return &with, nil
 }
 
 // playerList is a flag that may be given several times, each a player.
@@ -65,6 +91,8 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
 	aName := fs.String("a", "", "player A")
 	bName := fs.String("b", "", "player B (in a one-player game, optional)")
+	aSearch := fs.String("a-search", "", "search settings of player A over its own, as in a config's search section: 'cpuct: 2, leaves_per_tree: 1'")
+	bSearch := fs.String("b-search", "", "search settings of player B over its own")
 	var more playerList
 	fs.Var(&more, "player", "in a one-player game, a further player to play the same deals (may be repeated)")
 	gamesN := fs.Int("games", 20, "games to play; in a one-player game, deals, each played by every player")
@@ -111,16 +139,16 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 		names := append([]string{*aName, *bName}, more...)
 		return soloArena(ctx, g, names, popts, arena.SoloOptions{
 			Deals: *gamesN, Workers: *workers, PerWorker: *concurrent, Seed: *seed,
-		}, soloFlags{records: *records, runDir: *runDir, progress: *progress}, io)
+		}, soloFlags{records: *records, runDir: *runDir, progress: *progress, search: [2]string{*aSearch, *bSearch}}, io)
 	}
 	if len(more) > 0 {
 		return usagef("--player: %s is a two-player game: give --a and --b", g.Name())
 	}
-	a, err := playerFlag("a", *aName, g, popts)
+	a, err := playerFlag("a", *aName, *aSearch, g, popts)
 	if err != nil {
 		return err
 	}
-	b, err := playerFlag("b", *bName, g, popts)
+	b, err := playerFlag("b", *bName, *bSearch, g, popts)
 	if err != nil {
 		return err
 	}
@@ -183,6 +211,8 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 type soloFlags struct {
 	records, runDir string
 	progress        bool
+	// search is --a-search and --b-search.
+	search [2]string
 }
 
 // soloArena plays a one-player match: every named player (--a, --b, then
@@ -197,17 +227,23 @@ func soloArena(ctx context.Context, g env.Game, names []string, popts player.Pla
 	var players []player.Player
 	seen := map[string]bool{}
 	for i, name := range names {
-		flagName := "player"
+		flagName, search := "player", ""
+		if i < len(f.search) {
+			search = f.search[i]
+		}
 		switch i {
 		case 0:
 			flagName = "a"
 		case 1:
 			flagName = "b"
 			if name == "" {
+				if search != "" {
+					return usagef("--b-search: there is no --b to search with it")
+				}
 				continue
 			}
 		}
-		p, err := playerFlag(flagName, name, g, popts)
+		p, err := playerFlag(flagName, name, search, g, popts)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/player"
 	"github.com/flipzero/flipzero/runfolder"
@@ -187,6 +188,39 @@ func TestArenaModelFilePlayer(t *testing.T) {
 	code, _, errOut = runCLI(t, "", "arena", "--game", "othello", "--a", model, "--b", "random")
 	if code != 2 || !strings.Contains(errOut, model) {
 		t.Errorf("a tic-tac-toe model in othello: exit %d, %q", code, errOut)
+	}
+}
+
+// TestArenaSearchSettings sets a network against itself searching
+// otherwise: each side is named by its settings and plays with them.
+func TestArenaSearchSettings(t *testing.T) {
+	g := tictactoe.Game{}
+	net, err := nn.New(g, nn.DefaultConfig(g), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(t.TempDir(), "gen0.model")
+	if err := nn.SaveModel(model, net, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "", "arena", "--game", "tictactoe", "--a", model, "--a-search", "cpuct: 3, leaves_per_tree: 1",
+		"--b", model, "--b-search", "{mode: gumbel}", "--games", "4", "--playouts", "16")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if want := model + " {cpuct: 3, leaves_per_tree: 1} vs " + model + " {mode: gumbel} in tictactoe: 4 games"; !strings.HasPrefix(out, want) {
+		t.Errorf("output:\n%s\nwant it to begin %q", out, want)
+	}
+
+	p, err := withSearch("a", "cpuct: 3", player.RolloutPlayer(10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := p.(*player.SearchPlayer)
+	want := mcts.RolloutConfig()
+	want.CPUCT = 3
+	if sp.Config != want || sp.Label != "mcts:10 {cpuct: 3}" {
+		t.Errorf("mcts:10 with cpuct 3: %s searching with %+v, want %+v", sp.Label, sp.Config, want)
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/gtp"
 	"github.com/flipzero/flipzero/loop"
+	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/terminal"
 	"github.com/flipzero/flipzero/web"
 )
@@ -23,6 +24,7 @@ type engineFlags struct {
 	model    *string
 	playouts *int
 	seconds  *float64
+	search   *string
 	seed     func() uint64
 	device   deviceFlag
 }
@@ -32,6 +34,7 @@ func addEngineFlags(fs *flagSet) engineFlags {
 		model:    fs.String("model", "", "model file (from flipzero export) or checkpoint"),
 		playouts: fs.Int("playouts", 400, "search playouts per decision"),
 		seconds:  fs.Float64("seconds", 0, "search time per decision in seconds, instead of --playouts"),
+		search:   fs.String("search", "", "search settings over the play defaults, as in a config's search section: 'cpuct: 2, leaves_per_tree: 1'"),
 		seed:     addSeedFlag(fs, "seed of the deals of a game with chance events (the solitaire's hidden tokens)"),
 		device:   addDeviceFlag(fs),
 	}
@@ -50,6 +53,11 @@ func (f engineFlags) engine() (e *engine.Engine, say func(io.Writer), err error)
 	opts := engine.EngineOptions{Playouts: *f.playouts, MoveTime: time.Duration(*f.seconds * float64(time.Second)), Seed: f.seed()}
 	if opts.MoveTime == 0 && opts.Playouts < 1 {
 		return nil, nil, usagef("--playouts must be at least 1, got %d", opts.Playouts)
+	}
+	if *f.search != "" {
+		if opts.Search, err = loop.ParseSearchSettings(*f.search, mcts.PlayConfig()); err != nil {
+			return nil, nil, usageError{fmt.Errorf("--search: %w", err)}
+		}
 	}
 	backend, say, err := f.device.open()
 	if err != nil {
