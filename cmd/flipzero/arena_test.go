@@ -167,7 +167,9 @@ func TestArenaEngineDiesRecordsKept(t *testing.T) {
 	}
 }
 
-func TestArenaModelFilePlayer(t *testing.T) {
+// tictactoeModel writes an untrained tic-tac-toe network's model file.
+func tictactoeModel(t *testing.T) string {
+	t.Helper()
 	g := tictactoe.Game{}
 	net, err := nn.New(g, nn.DefaultConfig(g), 3)
 	if err != nil {
@@ -177,6 +179,11 @@ func TestArenaModelFilePlayer(t *testing.T) {
 	if err := nn.SaveModel(model, net, 0, nil); err != nil {
 		t.Fatal(err)
 	}
+	return model
+}
+
+func TestArenaModelFilePlayer(t *testing.T) {
+	model := tictactoeModel(t)
 	code, out, errOut := runCLI(t, "", "arena", "--game", "tictactoe", "--a", model, "--b", "random", "--games", "4", "--playouts", "16")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -194,15 +201,7 @@ func TestArenaModelFilePlayer(t *testing.T) {
 // TestArenaSearchSettings sets a network against itself searching
 // otherwise: each side is named by its settings and plays with them.
 func TestArenaSearchSettings(t *testing.T) {
-	g := tictactoe.Game{}
-	net, err := nn.New(g, nn.DefaultConfig(g), 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := filepath.Join(t.TempDir(), "gen0.model")
-	if err := nn.SaveModel(model, net, 0, nil); err != nil {
-		t.Fatal(err)
-	}
+	model := tictactoeModel(t)
 	code, out, errOut := runCLI(t, "", "arena", "--game", "tictactoe", "--a", model, "--a-search", "cpuct: 3, leaves_per_tree: 1",
 		"--b", model, "--b-search", "{mode: gumbel}", "--games", "4", "--playouts", "16")
 	if code != 0 {
