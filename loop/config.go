@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"regexp"
@@ -173,11 +174,9 @@ func ParseSearchSettings(spec string, base mcts.Config) (mcts.Config, error) {
 	if !strings.HasPrefix(text, "{") {
 		text = "{" + text + "}"
 	}
-	dec := yaml.NewDecoder(strings.NewReader(text))
-	dec.KnownFields(true)
 	cfg := base
-	if err := dec.Decode(&cfg); err != nil {
-		return mcts.Config{}, fmt.Errorf("search settings %q: %s", spec, cleanYAMLError(err))
+	if err := decodeKnown(strings.NewReader(text), &cfg); err != nil {
+		return mcts.Config{}, fmt.Errorf("search settings %q: %w", spec, err)
 	}
 	if err := cfg.Validate(); err != nil {
 		return mcts.Config{}, fmt.Errorf("search settings %q: %w", spec, err)
@@ -207,10 +206,8 @@ func ParseConfig(raw []byte, games Games) (Config, error) {
 		return Config{}, ConfigError{fmt.Errorf("game: %w", err)}
 	}
 	cfg := DefaultConfig(g)
-	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil {
-		return Config{}, ConfigError{errors.New(cleanYAMLError(err))}
+	if err := decodeKnown(bytes.NewReader(raw), &cfg); err != nil {
+		return Config{}, ConfigError{err}
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, ConfigError{err}
@@ -219,6 +216,17 @@ func ParseConfig(raw []byte, games Games) (Config, error) {
 		return Config{}, ConfigError{fmt.Errorf("network.policy_head: conv: %s does not lay its actions out on its board (dense works for every game)", g.Name())}
 	}
 	return cfg, nil
+}
+
+// decodeKnown decodes YAML over v, refusing a key v does not have, with
+// yaml's error made one line.
+func decodeKnown(r io.Reader, v any) error {
+	dec := yaml.NewDecoder(r)
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return errors.New(cleanYAMLError(err))
+	}
+	return nil
 }
 
 var unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
