@@ -44,6 +44,11 @@ type ArenaOptions struct {
 	// match.
 	Progress func(finished int, s Score)
 	OnGame   func(ArenaGame) error
+	// Played are the finished games of an earlier part of this match,
+	// with their Index (Place gives it): a resumed match counts them and
+	// plays the rest. The players' random choices then differ from an
+	// uninterrupted match's, as the workers meet other games.
+	Played []ArenaGame
 }
 
 // ArenaGame is one arena game.
@@ -130,16 +135,14 @@ func RunArena(ctx context.Context, g env.Game, a, b player.Player, opts ArenaOpt
 	if opts.PerWorker <= 0 {
 		opts.PerWorker = min((opts.Games+opts.Workers-1)/opts.Workers, 8)
 	}
-	switch {
-	case opts.OpeningPlies == 0:
-		opts.OpeningPlies = DefaultOpeningPlies(g)
-	case opts.OpeningPlies < 0:
-		opts.OpeningPlies = 0
-	}
+	opts.OpeningPlies = openingPlies(g, opts.OpeningPlies)
 	if opts.MaxPlies <= 0 {
 		opts.MaxPlies = 10000
 	}
 	m := &match{game: g, players: [2]player.Player{a, b}, opts: opts, shares: newShares(opts.Workers, opts.Games)}
+	if err := m.resume(opts.Played); err != nil {
+		return ArenaResult{}, err
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, opts.Workers)
 	for w := 0; w < opts.Workers; w++ {
@@ -152,6 +155,44 @@ func RunArena(ctx context.Context, g env.Game, a, b player.Player, opts ArenaOpt
 	wg.Wait()
 	sort.Slice(m.result.Games, func(i, j int) bool { return m.result.Games[i].Index < m.result.Games[j].Index })
 	return m.result, errors.Join(errs...)
+}
+
+// openingPlies is the number of random moves each opening starts with for
+// the option's value: 0 the game's default, a negative number none.
+func openingPlies(g env.Game, option int) int {
+	switch {
+	case option == 0:
+		return DefaultOpeningPlies(g)
+	case option < 0:
+		return 0
+	}
+	return option
+}
+
+// resume counts the games played before and takes them out of the
+// workers' shares.
+func (m *match) resume(played []ArenaGame) error {
+	for _, rec := range played {
+		k := rec.Index
+		switch {
+		case k < 0 || k >= m.opts.Games:
+			return fmt.Errorf("arena: a game played before has number %d, outside the match's %d", k+1, m.opts.Games)
+		case m.shares.played[k]:
+			return fmt.Errorf("arena: game %d was played before twice", k+1)
+		case rec.Outcome == "unfinished":
+			return fmt.Errorf("arena: game %d, played before, is unfinished: play it again instead", k+1)
+		}
+		m.shares.played[k] = true
+		m.result.Games = append(m.result.Games, rec)
+		m.count(rec, k%2 == 0)
+	}
+	m.shares.skipPlayed()
+	if m.opts.SPRT != nil {
+		if d := m.opts.SPRT.Decide(m.result.Score); d != 0 {
+			m.result.Decision, m.stopped = d, true
+		}
+	}
+	return nil
 }
 
 // match is the state the workers share.
@@ -173,12 +214,13 @@ type match struct {
 // at the end, but the games a seat meets would then depend on timing, and
 // so would its random choices. Its owner's mutex guards it.
 type shares struct {
-	next  []int // each worker's next game
-	total int
+	next   []int  // each worker's next game
+	played []bool // games played before (a resumed match): skipped
+	total  int
 }
 
 func newShares(workers, total int) shares {
-	s := shares{next: make([]int, workers), total: total}
+	s := shares{next: make([]int, workers), played: make([]bool, total), total: total}
 	for w := range s.next {
 		s.next[w] = w
 	}
@@ -192,7 +234,22 @@ func (s *shares) take(worker int) (int, bool) {
 		return 0, false
 	}
 	s.next[worker] += len(s.next)
+	s.skip(worker)
 	return k, true
+}
+
+// skip moves worker's next game past those played before.
+func (s *shares) skip(worker int) {
+	for s.next[worker] < s.total && s.played[s.next[worker]] {
+		s.next[worker] += len(s.next)
+	}
+}
+
+// skipPlayed moves every worker's next game past those played before.
+func (s *shares) skipPlayed() {
+	for w := range s.next {
+		s.skip(w)
+	}
 }
 
 func (s *shares) left(worker int) bool { return s.next[worker] < s.total }
@@ -227,6 +284,27 @@ func (m *match) done(rec ArenaGame, aFirst bool) error {
 	if rec.Outcome == "unfinished" {
 		return nil
 	}
+	m.count(rec, aFirst)
+	if m.opts.Progress != nil {
+		m.opts.Progress(m.finished, m.result.Score)
+	}
+	if m.opts.SPRT != nil && !m.stopped {
+		if d := m.opts.SPRT.Decide(m.result.Score); d != 0 {
+			m.result.Decision = d
+			m.stopped = true
+		}
+	}
+	if m.opts.OnGame != nil {
+		if err := m.opts.OnGame(rec); err != nil {
+			m.stopped = true
+			return err
+		}
+	}
+	return nil
+}
+
+// count adds a finished game to the score.
+func (m *match) count(rec ArenaGame, aFirst bool) {
 	var winner env.Player = env.NoPlayer
 	switch rec.Outcome {
 	case m.game.PlayerName(0):
@@ -247,22 +325,6 @@ func (m *match) done(rec ArenaGame, aFirst bool) error {
 		m.result.Score.Losses++
 	}
 	m.finished++
-	if m.opts.Progress != nil {
-		m.opts.Progress(m.finished, m.result.Score)
-	}
-	if m.opts.SPRT != nil && !m.stopped {
-		if d := m.opts.SPRT.Decide(m.result.Score); d != 0 {
-			m.result.Decision = d
-			m.stopped = true
-		}
-	}
-	if m.opts.OnGame != nil {
-		if err := m.opts.OnGame(rec); err != nil {
-			m.stopped = true
-			return err
-		}
-	}
-	return nil
 }
 
 // table is one game being played by a worker.

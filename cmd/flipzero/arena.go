@@ -6,8 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -107,7 +109,8 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	elo1 := fs.Float64("elo1", def.Elo1, "SPRT: Elo difference of the alternative")
 	alpha := fs.Float64("alpha", def.Alpha, "SPRT: false positive rate")
 	beta := fs.Float64("beta", def.Beta, "SPRT: false negative rate")
-	records := fs.String("records", "", "write every game's record to this file, one a line: moves, outcome, game, first player, second player")
+	records := fs.String("records", "", "write every game's record to this file as it ends, one a line: moves, outcome, game, first player, second player")
+	resume := fs.Bool("resume", false, "continue the match of the --records file, cut short: its games count and are not played again (two-player games)")
 	runDir := fs.String("run", "", "add the match to this run's matches.jsonl, for flipzero ratings")
 	progress := fs.Bool("progress", true, "show a progress bar when standard error is a terminal")
 	dev := addDeviceFlag(fs)
@@ -136,6 +139,9 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 				return usagef("--%s: %s is a one-player game, compared by scores on the same deals: no openings, no SPRT", name, g.Name())
 			}
 		}
+		if *resume {
+			return usagef("--resume: %s is a one-player game, whose matches start afresh", g.Name())
+		}
 		names := append([]string{*aName, *bName}, more...)
 		return soloArena(ctx, g, names, popts, arena.SoloOptions{
 			Deals: *gamesN, Workers: *workers, PerWorker: *concurrent, Seed: *seed,
@@ -158,6 +164,15 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	opts := arena.ArenaOptions{
 		Games: *gamesN, Workers: *workers, PerWorker: *concurrent,
 		OpeningPlies: *openings, Seed: *seed,
+	}
+	if *resume && *records == "" {
+		return usagef("--resume needs --records: the file of the match to continue")
+	}
+	if *records != "" {
+		if opts.Played, err = startRecords(*records, *resume, g, opts, a.Name(), b.Name(), io.err); err != nil {
+			return err
+		}
+		opts.OnGame = func(rec arena.ArenaGame) error { return runfolder.AppendLines(*records, []string{rec.Line()}) }
 	}
 	if *useSPRT {
 		t := arena.SPRT{Elo0: *elo0, Elo1: *elo1, Alpha: *alpha, Beta: *beta}
@@ -183,8 +198,9 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	}
 	start := time.Now()
 	result, runErr := arena.RunArena(ctx, g, a, b, opts)
-	// The records are written even when the match was cut short: the games
-	// played so far are worth keeping.
+	// The records, each appended as its game ended, are written again in
+	// the games' order, with the games cut short (unfinished) and those
+	// of an earlier part of the match.
 	if *records != "" {
 		if err := writeRecords(*records, result.Games); err != nil {
 			return errors.Join(runErr, err)
@@ -194,6 +210,9 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 		return runErr
 	}
 	printScore(io.out, g, a, b, result, opts.SPRT, time.Since(start))
+	if len(opts.Played) > 0 {
+		fmt.Fprintf(io.out, "(%d of them played before, resumed from %s)\n", len(opts.Played), *records)
+	}
 	if *runDir != "" {
 		m := arena.MatchRecord{
 			Time: time.Now().UTC().Format(time.RFC3339), Game: g.Name(), A: a.Name(), B: b.Name(),
@@ -372,6 +391,49 @@ func printScore(w io.Writer, g env.Game, a, b player.Player, r arena.ArenaResult
 // eloOfScore is the Elo difference at which the expected score is score.
 func eloOfScore(score float64) float64 {
 	return -400 * math.Log10(1/score-1)
+}
+
+// maxRecordsBytes bounds what is read of a match's records file: a
+// million games of a few hundred bytes.
+const maxRecordsBytes = 1 << 30
+
+// startRecords readies a two-player match's records file, to which each
+// game is appended as it ends. Without resume the file must be absent or
+// empty, so that no earlier match's games are lost; with it, the
+// finished games there are this match's played before (each placed at
+// its number), and the file is written again with them alone. A line that
+// is not a game (one a crash cut short) is left out and said so on log;
+// a game of another match is an error.
+func startRecords(path string, resume bool, g env.Game, opts arena.ArenaOptions, a, b string, log io.Writer) ([]arena.ArenaGame, error) {
+	read, skipped, err := runfolder.ReadRecords(path, maxRecordsBytes, runfolder.Start, func(line []byte) (arena.ArenaGame, error) {
+		return arena.ParseGame(g, string(line))
+	})
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, fmt.Errorf("--records: %w", err)
+	case !resume && len(read)+skipped > 0:
+		return nil, usagef("--records %s holds %s already: --resume to continue that match, or name another file", path, count(len(read)+skipped, "line"))
+	}
+	var finished []arena.ArenaGame
+	for _, rec := range read {
+		if rec.Outcome != "unfinished" {
+			finished = append(finished, rec)
+		}
+	}
+	played, err := arena.Place(g, opts, a, b, finished)
+	if pe := (arena.PlaceError{}); errors.As(err, &pe) {
+		rec := finished[pe.Game]
+		return nil, usagef("--records %s: the game %s: %v", path, strings.Join(rec.Moves[:min(len(rec.Moves), 6)], ";")+"…", pe.Err)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(log, "flipzero arena: %s of %s are no game of %s (cut short by a crash?): left out\n", count(skipped, "line"), path, g.Name())
+	}
+	sort.Slice(played, func(i, j int) bool { return played[i].Index < played[j].Index })
+	if err := writeRecords(path, played); err != nil {
+		return nil, err
+	}
+	return played, nil
 }
 
 func writeRecords(path string, games []arena.ArenaGame) error {

@@ -3,12 +3,14 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/env/tictactoe"
 	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
@@ -242,5 +244,83 @@ func TestPrintScoreElo(t *testing.T) {
 		if !strings.Contains(out.String(), "\n"+tc.want) {
 			t.Errorf("%+v: output\n%s\nwant a line starting %q", tc.score, out.String(), tc.want)
 		}
+	}
+}
+
+// A match cut short resumes from its records: the games there count and
+// are not played again, a line a crash cut short is left out, and the
+// file ends with every game once. Records of another match, or a file
+// that holds games when --resume is not given, are refused.
+func TestArenaResumesFromRecords(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.txt")
+	args := []string{"arena", "--game", "othello", "--a", "greedy", "--b", "random", "--games", "10", "--seed", "5"}
+	if code, _, errOut := runCLI(t, "", append(args, "--records", full)...); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	raw, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("%d records, want 10", len(lines))
+	}
+	// A kill after four games, in the middle of writing the fifth.
+	cut := filepath.Join(dir, "cut.txt")
+	kept := []string{lines[6], lines[1], lines[8], lines[3]}
+	if err := os.WriteFile(cut, []byte(strings.Join(kept, "\n")+"\n"+lines[4][:len(lines[4])/2]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, "", append(args, "--records", cut)...)
+	if code != 2 || !strings.Contains(errOut, "--resume") {
+		t.Fatalf("a records file holding games, without --resume: exit %d, %q; want 2 and a word of --resume", code, errOut)
+	}
+	code, out, errOut := runCLI(t, "", append(args, "--records", cut, "--resume")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, ": 10 games in") || !strings.Contains(out, "(4 of them played before") {
+		t.Errorf("output %q: want 10 games, 4 of them played before (resumed)", out)
+	}
+	if !strings.Contains(errOut, "1 line of") {
+		t.Errorf("standard error %q: want the line cut short said to be left out", errOut)
+	}
+	raw, err = os.ReadFile(cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := strings.Split(strings.TrimSpace(string(raw)), "\n")
+	if len(after) != 10 {
+		t.Fatalf("%d records after resuming, want 10:\n%s", len(after), raw)
+	}
+	for _, line := range kept {
+		if !slices.Contains(after, line) {
+			t.Errorf("game %q, played before, lost or changed", line)
+		}
+	}
+	g, err := games.ByName("othello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := [2]int{}
+	for _, line := range after {
+		rec, err := arena.ParseGame(g, line)
+		if err != nil || rec.Outcome == "unfinished" {
+			t.Fatalf("record %q: %v", line, err)
+		}
+		if rec.Players[0] == "greedy" {
+			first[0]++
+		} else {
+			first[1]++
+		}
+	}
+	if first != [2]int{5, 5} {
+		t.Errorf("greedy first in %d games and random in %d, want 5 each", first[0], first[1])
+	}
+	other := []string{"arena", "--game", "othello", "--a", "greedy", "--b", "mcts:5", "--games", "10", "--seed", "5", "--records", cut, "--resume"}
+	code, _, errOut = runCLI(t, "", other...)
+	if code != 2 || !strings.Contains(errOut, "not this match's") {
+		t.Errorf("records of another match resumed: exit %d, %q", code, errOut)
 	}
 }

@@ -52,6 +52,8 @@ func TestInputErrorsExit2(t *testing.T) {
 		{[]string{"arena", "--game", "othello", "--a", "random", "--b", "mcts:10", "--b-search", "cpucct: 2"}, "cpucct"},
 		{[]string{"arena", "--game", "othello", "--a", "random", "--b", "mcts:10", "--b-search", "cpuct: -1"}, "cpuct"},
 		{[]string{"arena", "--game", "reversi-solitaire", "--a", "greedy", "--b-search", "cpuct: 2"}, "--b-search"},
+		{[]string{"arena", "--game", "othello", "--a", "greedy", "--b", "random", "--resume"}, "--resume needs --records"},
+		{[]string{"arena", "--game", "reversi-solitaire", "--a", "greedy", "--resume"}, "--resume: reversi-solitaire is a one-player game"},
 		{[]string{"export", "--run", filepath.Join(dir, "none"), "--out", filepath.Join(dir, "m")}, "none"},
 		{[]string{"export", "--run", notRun, "--out", filepath.Join(dir, "m"), "--format", "tflite"}, "tflite"},
 		{[]string{"info", missing}, "missing.ckpt"},
