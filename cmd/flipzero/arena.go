@@ -8,17 +8,15 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
+	"github.com/flipzero/flipzero/internal/progress"
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/player"
@@ -112,7 +110,7 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	records := fs.String("records", "", "write every game's record to this file as it ends, one a line: moves, outcome, game, first player, second player")
 	resume := fs.Bool("resume", false, "continue the match of the --records file, cut short: its games count and are not played again (two-player games)")
 	runDir := fs.String("run", "", "add the match to this run's matches.jsonl, for flipzero ratings")
-	progress := fs.Bool("progress", true, "show a progress bar when standard error is a terminal")
+	showProgress := fs.Bool("progress", true, "show progress on standard error: a bar on a terminal, else a line every 30 s, for a log")
 	dev := addDeviceFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -145,7 +143,7 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 		names := append([]string{*aName, *bName}, more...)
 		return soloArena(ctx, g, names, popts, arena.SoloOptions{
 			Deals: *gamesN, Workers: *workers, PerWorker: *concurrent, Seed: *seed,
-		}, soloFlags{records: *records, runDir: *runDir, progress: *progress, search: [2]string{*aSearch, *bSearch}}, io)
+		}, soloFlags{records: *records, runDir: *runDir, progress: *showProgress, search: [2]string{*aSearch, *bSearch}}, io)
 	}
 	if len(more) > 0 {
 		return usagef("--player: %s is a two-player game: give --a and --b", g.Name())
@@ -181,20 +179,14 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 		}
 		opts.SPRT = &t
 	}
-	if *progress && isTerminal(io.err) {
-		bar := progressbar.NewOptions(*gamesN,
-			progressbar.OptionSetWriter(io.err),
-			progressbar.OptionSetDescription(a.Name()+" vs "+b.Name()),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish(),
-		)
-		opts.Progress = func(done int, s arena.Score) {
-			bar.Set(done)
-			bar.Describe(fmt.Sprintf("%s vs %s  +%d =%d -%d", a.Name(), b.Name(), s.Wins, s.Draws, s.Losses))
+	if *showProgress {
+		task := progress.New(io.err).Start(*gamesN, a.Name()+" vs "+b.Name())
+		task.Add(len(opts.Played))
+		opts.Progress = func(_ int, s arena.Score) {
+			task.Note(fmt.Sprintf("+%d =%d -%d", s.Wins, s.Draws, s.Losses))
+			task.Add(1)
 		}
-		defer bar.Finish()
+		defer task.Close()
 	}
 	start := time.Now()
 	result, runErr := arena.RunArena(ctx, g, a, b, opts)
@@ -276,17 +268,10 @@ func soloArena(ctx context.Context, g env.Game, names []string, popts player.Pla
 		return usagef("--run: the match log compares players: give at least two")
 	}
 	total := len(players) * opts.Deals
-	if f.progress && isTerminal(io.err) {
-		bar := progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(io.err),
-			progressbar.OptionSetDescription(fmt.Sprintf("%d players × %d deals", len(players), opts.Deals)),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetElapsedTime(true),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish(),
-		)
-		opts.Progress = func(done int) { bar.Set(done) }
-		defer bar.Finish()
+	if f.progress {
+		task := progress.New(io.err).Start(total, fmt.Sprintf("%d players × %d deals", len(players), opts.Deals))
+		opts.Progress = func(int) { task.Add(1) }
+		defer task.Close()
 	}
 	start := time.Now()
 	result, runErr := arena.RunSolo(ctx, g, players, opts)
@@ -454,17 +439,6 @@ func writeLines(path string, lines []string) error {
 		}
 		return nil
 	})
-}
-
-// isTerminal reports whether w is a terminal, where a progress bar helps
-// rather than fills a log.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
 // loadNetworkPlayer loads checkpoint and model files of g as players on

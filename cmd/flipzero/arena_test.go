@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -152,7 +153,7 @@ func TestArenaEngineDiesRecordsKept(t *testing.T) {
 	}
 	records := filepath.Join(dir, "games.txt")
 	code, out, errOut := runCLI(t, "", "arena", "--game", "tictactoe", "--a", "gtp:"+engine, "--b", "random",
-		"--games", "2", "--workers", "1", "--concurrent", "1", "--records", records)
+		"--games", "2", "--workers", "1", "--concurrent", "1", "--records", records, "--progress=false")
 	if code != 1 || out != "" || strings.Count(errOut, "\n") != 1 {
 		t.Fatalf("exit %d, stdout %q, stderr %q: want exit 1 and one line on standard error", code, out, errOut)
 	}
@@ -322,5 +323,31 @@ func TestArenaResumesFromRecords(t *testing.T) {
 	code, _, errOut = runCLI(t, "", other...)
 	if code != 2 || !strings.Contains(errOut, "not this match's") {
 		t.Errorf("records of another match resumed: exit %d, %q", code, errOut)
+	}
+}
+
+// Where standard error is no terminal (a log), the arena says there in
+// plain lines that the match started and how it ended, with the score;
+// --progress=false, nothing.
+func TestArenaProgressLines(t *testing.T) {
+	args := []string{"arena", "--game", "othello", "--a", "greedy", "--b", "random", "--games", "6"}
+	code, out, errOut := runCLI(t, "", args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) != 2 || lines[0] != "greedy vs random: started, 6 to do" {
+		t.Fatalf("standard error %q: want the match's start and end", errOut)
+	}
+	score := strings.Split(out, "\n")[1] // "wins W draws D losses L"
+	var w, d, l int
+	if _, err := fmt.Sscanf(score, "wins %d draws %d losses %d", &w, &d, &l); err != nil {
+		t.Fatalf("score line %q: %v", score, err)
+	}
+	if want := fmt.Sprintf(", +%d =%d -%d)", w, d, l); !strings.HasPrefix(lines[1], "greedy vs random: 6 of 6 in ") || !strings.HasSuffix(lines[1], want) {
+		t.Errorf("last line %q, want 6 of 6 and the score %q", lines[1], want)
+	}
+	if code, _, errOut := runCLI(t, "", append(args, "--progress=false")...); code != 0 || errOut != "" {
+		t.Errorf("--progress=false: exit %d, standard error %q: want nothing there", code, errOut)
 	}
 }
