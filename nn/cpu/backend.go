@@ -12,8 +12,8 @@ func Backend() nn.Backend { return backend{} }
 // FastBackend is the CPU backend that evaluates the tower's convolutions
 // in bfloat16 where the CPU has AVX-512 BF16 (1.6× the positions a
 // second, probabilities within 0.03 of float32's; an hour of Othello
-// self-play on a core with it beat float32 82–3–15), else as Backend
-// does. It trains in float32.
+// self-play on a core with it beat float32 82–3–15), on AMX's tiles where
+// it has AMX too, else as Backend does. It trains in float32.
 func FastBackend() nn.Backend { return backend{bf16: true} }
 
 // backend is the CPU; bf16 lets its evaluators take the bfloat16 kernels.

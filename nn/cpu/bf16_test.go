@@ -35,26 +35,31 @@ func TestToBF16(t *testing.T) {
 }
 
 // TestBF16KernelsMatchFloat32: on inputs and weights that bfloat16 holds
-// exactly, the bfloat16 kernels compute what the float32 kernels do (both
-// sum in float32) — every number of channel groups, part of one, more
-// than one block, with and without skip and ReLU, padded and compact
-// outputs, batches that end in a partial tile.
+// exactly, each set of bfloat16 kernels the CPU has computes what the
+// float32 kernels do (all sum in float32) — every number of channel
+// groups, part of one, more than one block, with and without skip and
+// ReLU, padded and compact outputs, batches that end in a partial tile,
+// a part of a batch alone, Othello's board and YINSH's.
 func TestBF16KernelsMatchFloat32(t *testing.T) {
-	arch, ok := directBF16()
-	if !ok {
+	archs := directBF16Archs()
+	if len(archs) == 0 {
 		t.Skip("this CPU has no AVX-512 BF16")
 	}
-	for _, filters := range []int{8, 16, 24, 32, 40, 64, 80, 128} {
-		for _, batch := range []int{1, 5, 32} {
-			t.Run(fmt.Sprintf("filters%d/batch%d", filters, batch), func(t *testing.T) {
-				testBF16Kernels(t, arch, filters, batch)
-			})
+	for _, arch := range archs {
+		for _, size := range []int{8, 11} {
+			for _, filters := range []int{8, 16, 24, 32, 40, 64, 80, 128} {
+				for _, batch := range []int{1, 5, 32} {
+					t.Run(fmt.Sprintf("%s/%dx%d/filters%d/batch%d", arch.name, size, size, filters, batch), func(t *testing.T) {
+						testBF16Kernels(t, arch, size, filters, batch)
+					})
+				}
+			}
 		}
 	}
 }
 
-func testBF16Kernels(t *testing.T, arch directArch, filters, batch int) {
-	sh := shape{planes: filters, height: 11, width: 11}
+func testBF16Kernels(t *testing.T, arch directArch, size, filters, batch int) {
+	sh := shape{planes: filters, height: size, width: size}
 	g := newDirectGeom(arch, sh, batch)
 	rng := rand.New(rand.NewPCG(uint64(filters), uint64(batch)))
 	// Normal numbers of the given spread that bfloat16 holds exactly.
@@ -69,7 +74,7 @@ func testBF16Kernels(t *testing.T, arch directArch, filters, batch int) {
 	}
 	n := batch * sh.cells()
 	src := make([]float32, batch*g.padCells*filters)
-	half := make([]uint16, len(src))
+	half := make([]uint16, g.halfPixels(batch)*filters)
 	skip := make([]float32, len(src))
 	for _, p := range g.pix {
 		for j := range filters {
@@ -83,15 +88,18 @@ func testBF16Kernels(t *testing.T, arch directArch, filters, batch int) {
 		name          string
 		skip          []float32
 		relu, compact bool
+		lo, hi        int
 	}{
-		{"plain", nil, false, false},
-		{"ReLU", nil, true, false},
-		{"skip and ReLU", skip, true, false},
-		{"compact", nil, true, true},
+		{"plain", nil, false, false, 0, n},
+		{"ReLU", nil, true, false, 0, n},
+		{"skip and ReLU", skip, true, false, 0, n},
+		{"compact", nil, true, true, 0, n},
+		{"a third, compact", nil, false, true, n / 3, 2 * n / 3},
+		{"a third, skip", skip, false, false, n / 3, 2 * n / 3},
 	} {
 		want, got := make([]float32, len(src)), make([]float32, len(src))
-		g.conv(&c, src, want, tc.skip, 0, n, tc.relu, tc.compact)
-		g.convBF16(&bc, half, got, tc.skip, 0, n, tc.relu, tc.compact)
+		g.conv(&c, src, want, tc.skip, tc.lo, tc.hi, tc.relu, tc.compact)
+		g.convBF16(&bc, half, got, tc.skip, tc.lo, tc.hi, tc.relu, tc.compact)
 		nonzero := 0
 		for i := range want {
 			if d := math.Abs(float64(want[i] - got[i])); d > 1e-4*max(1, math.Abs(float64(want[i]))) {
@@ -101,7 +109,7 @@ func testBF16Kernels(t *testing.T, arch directArch, filters, batch int) {
 				nonzero++
 			}
 		}
-		if nonzero < n*filters/4 {
+		if nonzero < (tc.hi-tc.lo)*filters/4 {
 			t.Fatalf("%s: only %d of %d outputs nonzero: the comparison proves little", tc.name, nonzero, n*filters)
 		}
 	}
@@ -122,69 +130,84 @@ const bf16Tolerance = 0.03
 // within bf16Tolerance, and differ somewhere, which shows the bfloat16
 // kernels ran.
 func TestBF16EvaluatorAgreesWithFloat32(t *testing.T) {
-	arch, ok := directBF16()
-	if !ok {
+	archs := directBF16Archs()
+	if len(archs) == 0 {
 		t.Skip("this CPU has no AVX-512 BF16")
 	}
-	for _, tg := range testGames(t) {
-		t.Run(tg.game.Name(), func(t *testing.T) {
-			cfg := nn.DefaultConfig(tg.game)
-			n, err := nn.New(tg.game, cfg, 11)
-			if err != nil {
-				t.Fatal(err)
-			}
-			perturbBatchNorm(n, 5)
-			const count = 7
-			inputs := encodeAll(tg.states(count, 21))
-			var out [2][]float32
-			for i, a := range []directArch{archAVX512, arch} {
-				ev, err := newEvaluator(n.Fold(), 8, a, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				logits, wdl, err := ev.Forward(inputs, count)
-				if err != nil {
-					t.Fatal(err)
-				}
-				actions := len(logits) / count
-				for b := 0; b < count; b++ {
-					softmaxInPlace(logits[b*actions : (b+1)*actions])
-				}
-				out[i] = append(append([]float32(nil), logits...), wdl...)
-			}
-			d := maxAbsDiff(out[0], out[1])
-			t.Logf("largest difference of a probability: %.2g", d)
-			if d > bf16Tolerance {
-				t.Errorf("bfloat16 moves a probability by %g, more than %g", d, bf16Tolerance)
-			}
-			if d == 0 {
-				t.Error("bfloat16 inference gives float32's results exactly: the bfloat16 kernels did not run")
-			}
-		})
+	for _, arch := range archs {
+		for _, tg := range testGames(t) {
+			t.Run(arch.name+"/"+tg.game.Name(), func(t *testing.T) { testBF16Evaluator(t, arch, tg) })
+		}
+	}
+}
+
+func testBF16Evaluator(t *testing.T, arch directArch, tg testGame) {
+	cfg := nn.DefaultConfig(tg.game)
+	n, err := nn.New(tg.game, cfg, 11)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perturbBatchNorm(n, 5)
+	const count = 7
+	inputs := encodeAll(tg.states(count, 21))
+	forward := func(a directArch) []float32 {
+		ev, err := newEvaluator(n.Fold(), 8, a, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits, wdl, err := ev.Forward(inputs, count)
+		if err != nil {
+			t.Fatal(err)
+		}
+		actions := len(logits) / count
+		for b := 0; b < count; b++ {
+			softmaxInPlace(logits[b*actions : (b+1)*actions])
+		}
+		return append(append([]float32(nil), logits...), wdl...)
+	}
+	want, got := forward(archAVX512), forward(arch)
+	d := maxAbsDiff(want, got)
+	t.Logf("largest difference of a probability: %.2g", d)
+	if d > bf16Tolerance {
+		t.Errorf("bfloat16 moves a probability by %g, more than %g", d, bf16Tolerance)
+	}
+	if d == 0 {
+		t.Error("bfloat16 inference gives float32's results exactly: the bfloat16 kernels did not run")
+	}
+	// AMX sums in another order than AVX-512 BF16: where its tower's
+	// channels come in 32s, some output differs in its last bits.
+	if arch.amx && cfg.Filters%32 == 0 && maxAbsDiff(got, forward(archAVX512BF16)) == 0 {
+		t.Error("AMX gives AVX-512 BF16's results exactly: the AMX kernel did not run")
 	}
 }
 
 // TestFastBackendTakesBF16: the fast backend evaluates in bfloat16 where
-// the CPU has it, unless FLIPZERO_CONV names another kernel set; the
-// float32 backend never does.
+// the CPU has it, on AMX where it has that, unless FLIPZERO_CONV names
+// another kernel set; the float32 backend never does.
 func TestFastBackendTakesBF16(t *testing.T) {
 	_, hasBF16 := directBF16()
+	hasAMX := hasBF16 && directBF16Archs()[0].amx
 	for _, tc := range []struct {
-		env      string
-		fast     bool
-		wantBF16 bool
+		env               string
+		fast              bool
+		wantBF16, wantAMX bool
 	}{
-		{"", true, hasBF16},
-		{"", false, false},
-		{"avx512", true, false},
-		{"avx512bf16", false, hasBF16},
-		{"im2row", true, false},
+		{"", true, hasBF16, hasAMX},
+		{"", false, false, false},
+		{"avx512", true, false, false},
+		{"avx512bf16", false, hasBF16, false},
+		{"avx512bf16", true, hasBF16, false},
+		{"amxbf16", false, hasAMX, hasAMX},
+		{"im2row", true, false, false},
 	} {
 		t.Setenv("FLIPZERO_CONV", tc.env)
 		b := backend{bf16: tc.fast}
 		arch, direct := b.arch()
 		if got := direct && arch.bf16; got != tc.wantBF16 {
 			t.Errorf("FLIPZERO_CONV=%q, fast %v: bfloat16 %v (%s), want %v", tc.env, tc.fast, got, b.ConvInfo(), tc.wantBF16)
+		}
+		if got := direct && arch.amx; got != tc.wantAMX {
+			t.Errorf("FLIPZERO_CONV=%q, fast %v: AMX %v (%s), want %v", tc.env, tc.fast, got, b.ConvInfo(), tc.wantAMX)
 		}
 		if strings.Contains(b.Summary(), "BF16") != tc.wantBF16 {
 			t.Errorf("FLIPZERO_CONV=%q, fast %v: summary %q", tc.env, tc.fast, b.Summary())
@@ -251,10 +274,16 @@ func TestRoundPixelsBF16(t *testing.T) {
 // bfloat16 holds exactly, and rounds inputs that it does not hold (the
 // results then differ, a little); an odd number of inputs stays float32.
 func TestDirectTrainBF16(t *testing.T) {
-	arch, ok := directBF16()
-	if !ok {
+	archs := directBF16Archs()
+	if len(archs) == 0 {
 		t.Skip("this CPU has no AVX-512 BF16")
 	}
+	for _, arch := range archs {
+		t.Run(arch.name, func(t *testing.T) { testDirectTrainBF16(t, arch) })
+	}
+}
+
+func testDirectTrainBF16(t *testing.T, arch directArch) {
 	sh := shape{height: 8, width: 8}
 	const out, batch = 32, 3
 	for _, in := range []int{4, 5, 64} {
@@ -312,9 +341,16 @@ func maxAbs(v []float32) float64 {
 // losses to within bfloat16's rounding, the weights moved the same way,
 // and not bit for bit (bfloat16 ran).
 func TestTrainerBF16(t *testing.T) {
-	if _, ok := directBF16(); !ok {
+	archs := directBF16Archs()
+	if len(archs) == 0 {
 		t.Skip("this CPU has no AVX-512 BF16")
 	}
+	for _, arch := range archs {
+		t.Run(arch.name, func(t *testing.T) { testTrainerBF16(t, strings.ReplaceAll(strings.ToLower(arch.name), " ", "")) })
+	}
+}
+
+func testTrainerBF16(t *testing.T, conv string) {
 	g := othello.Othello()
 	b := randomBatch(g, 32, 5)
 	train := func(conv string) ([]nn.Losses, []float32) {
@@ -342,7 +378,7 @@ func TestTrainerBF16(t *testing.T) {
 		return losses, w
 	}
 	want, w32 := train("avx512")
-	got, w16 := train("avx512bf16")
+	got, w16 := train(conv)
 	for i := range want {
 		for _, pair := range [][2]float64{{want[i].Policy, got[i].Policy}, {want[i].Value, got[i].Value}} {
 			if d := math.Abs(pair[0] - pair[1]); d > 0.01*max(1, pair[0]) {

@@ -45,17 +45,20 @@ type directTile struct {
 // directArch is a set of kernels: a tile is pixels × up to groups groups
 // of lanes channels. A bf16 set convolves the tower's 3×3 layers on
 // bfloat16 inputs and weights (float32 sums and outputs), its other
-// layers as the float32 set of its width does.
+// layers as the float32 set of its width does; an amx set convolves
+// those whose channels come in 32s on AMX's tiles (amx_amd64.go), the
+// rest on AVX-512 BF16.
 type directArch struct {
 	name                  string
 	pixels, lanes, groups int
-	bf16                  bool
+	bf16, amx             bool
 }
 
 var (
-	archAVX512     = directArch{"AVX-512", 6, 16, 4, false}
-	archAVX2       = directArch{"AVX2", 4, 8, 3, false}
-	archAVX512BF16 = directArch{"AVX-512 BF16", 6, 16, 4, true}
+	archAVX512     = directArch{name: "AVX-512", pixels: 6, lanes: 16, groups: 4}
+	archAVX2       = directArch{name: "AVX2", pixels: 4, lanes: 8, groups: 3}
+	archAVX512BF16 = directArch{name: "AVX-512 BF16", pixels: 6, lanes: 16, groups: 4, bf16: true}
+	archAMXBF16    = directArch{name: "AMX BF16", pixels: 6, lanes: 16, groups: 4, bf16: true, amx: true}
 )
 
 // weightSlack is the room the AVX2 kernels need after a folded
@@ -69,15 +72,13 @@ func directDefault() (directArch, bool) { return directChoice(false) }
 
 // directChoice is the kernel set an evaluator convolves with: the one
 // FLIPZERO_CONV names, to compare them — avx512, avx2, avx512bf16 (where
-// the CPU has AVX-512 BF16) or im2row (none: im2row + matrix multiply) —
-// else, where preferBF16 and the CPU has them, the bfloat16 kernels, else
-// the fastest float32 set.
+// the CPU has AVX-512 BF16), amxbf16 (where it has AMX) or im2row (none:
+// im2row + matrix multiply) — else, where preferBF16 and the CPU has
+// them, the fastest bfloat16 kernels, else the fastest float32 set.
 func directChoice(preferBF16 bool) (directArch, bool) {
 	archs := directArchs()
 	bf16, hasBF16 := directBF16()
-	if hasBF16 {
-		archs = append(archs, bf16)
-	}
+	archs = append(archs, directBF16Archs()...)
 	key := func(s string) string { return strings.NewReplacer("-", "", " ", "").Replace(strings.ToLower(s)) }
 	want := key(os.Getenv("FLIPZERO_CONV"))
 	if len(archs) == 0 || want == "im2row" {
@@ -117,6 +118,9 @@ type directGeom struct {
 	// pix lists the interior pixels of the batch, position by position,
 	// row by row, as indices into the padded activations.
 	pix []int32
+	// index is, for an amx set, pix's inverse: each pixel's index in
+	// pix, or −1 for the padding, over halfPixels() pixels.
+	index []int32
 }
 
 func newDirectGeom(arch directArch, sh shape, batch int) directGeom {
@@ -130,7 +134,26 @@ func newDirectGeom(arch directArch, sh shape, batch int) directGeom {
 			}
 		}
 	}
+	if arch.amx {
+		g.index = make([]int32, g.halfPixels(batch))
+		for i := range g.index {
+			g.index[i] = -1
+		}
+		for i, p := range g.pix {
+			g.index[p] = int32(i)
+		}
+	}
 	return g
+}
+
+// halfPixels is the pixels of a batch's bfloat16 activations: the padded
+// grids, and for AMX the reach of its last block of pixels past them.
+func (g *directGeom) halfPixels(batch int) int {
+	n := batch * g.padCells
+	if g.arch.amx {
+		n += 2*amxBlock + g.padWidth + 1
+	}
+	return n
 }
 
 // direct is an evaluator's state for the direct convolution.
@@ -151,7 +174,7 @@ func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
 	d.y = make([]float32, n*cfg.Filters)
 	d.z = make([]float32, n*cfg.Filters)
 	if arch.bf16 {
-		d.half = make([]uint16, n*cfg.Filters)
+		d.half = make([]uint16, d.halfPixels(maxBatch)*cfg.Filters)
 	}
 	return d
 }
@@ -188,6 +211,10 @@ func (d *directGeom) conv(c *foldedConv, src, dst, skip []float32, lo, hi int, r
 func (d *directGeom) convBF16(c *bf16Conv, src []uint16, dst, skip []float32, lo, hi int, relu, compact bool) {
 	if !d.arch.bf16 {
 		panic("nn: bfloat16 convolution with the " + d.arch.name + " kernels")
+	}
+	if d.arch.amx && amxFits(c) {
+		d.convAMX(c, src, dst, skip, lo, hi, relu, compact)
+		return
 	}
 	dc := directConv{kernel: c.kernel, words: c.in / 2, inStride: int64(c.in) * 2, out: c.out, w: unsafe.Pointer(&c.w[0]), bias: c.b, bf16: true}
 	d.tiles(dc, unsafe.Pointer(&src[0]), dst, skip, lo, hi, relu, compact)
@@ -292,7 +319,7 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, wor
 			b: make([]float32, out, out+weightSlack)}
 		t.half, t.bc = nil, bf16Conv{}
 		if bf16 {
-			t.half = make([]uint16, len(t.padded))
+			t.half = make([]uint16, t.geom.halfPixels(batch)*in)
 			t.bc = bf16Conv{kernel: kernel, in: in, out: out, w: make([]uint32, kernel*kernel*in/2*out), b: t.fc.b}
 		}
 	}

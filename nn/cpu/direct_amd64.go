@@ -58,9 +58,26 @@ func directArchs() []directArch {
 	return archs
 }
 
-// directBF16 is the bfloat16 kernel set, where the CPU has AVX-512 BF16.
+// directBF16Archs lists the bfloat16 kernel sets this CPU runs, fastest
+// first: AMX where the CPU has it and the system allows it, AVX-512 BF16.
+func directBF16Archs() []directArch {
+	var archs []directArch
+	if amxReady() {
+		archs = append(archs, archAMXBF16)
+	}
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {
+		archs = append(archs, archAVX512BF16)
+	}
+	return archs
+}
+
+// directBF16 is the fastest bfloat16 kernel set, where the CPU has one.
 func directBF16() (directArch, bool) {
-	return archAVX512BF16, cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16
+	archs := directBF16Archs()
+	if len(archs) == 0 {
+		return directArch{}, false
+	}
+	return archs[0], true
 }
 
 // directKernel computes tile t with arch's kernel for its number of

@@ -7,6 +7,16 @@ func directArchs() []directArch { return nil }
 
 func directBF16() (directArch, bool) { return directArch{}, false }
 
+func directBF16Archs() []directArch { return nil }
+
+const amxBlock = 32
+
+func amxFits(*bf16Conv) bool { return false }
+
+func (g *directGeom) convAMX(*bf16Conv, []uint16, []float32, []float32, int, int, bool, bool) {
+	panic("nn: no AMX on this architecture")
+}
+
 func directKernel(directArch, int, bool, *directTile) {
 	panic("nn: no direct convolution kernels on this architecture")
 }

@@ -11,32 +11,26 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 )
 
+// testGame is a game and random positions of it.
+type testGame struct {
+	game   env.Game
+	states func(n int, seed uint64) []env.State
+}
+
 // testGames are every registered game, with random positions from random
 // play, and fake games with the shapes of games whose engines live
 // elsewhere.
-func testGames(t *testing.T) []struct {
-	game   env.Game
-	states func(n int, seed uint64) []env.State
-} {
-	var out []struct {
-		game   env.Game
-		states func(n int, seed uint64) []env.State
-	}
+func testGames(t *testing.T) []testGame {
+	var out []testGame
 	for _, name := range games.Names() {
 		g, err := games.ByName(name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, struct {
-			game   env.Game
-			states func(n int, seed uint64) []env.State
-		}{g, func(n int, seed uint64) []env.State { return envtest.RandomPositions(g, n, seed) }})
+		out = append(out, testGame{g, func(n int, seed uint64) []env.State { return envtest.RandomPositions(g, n, seed) }})
 	}
 	for _, g := range []fakeGame{fakeOthello, fakeYinsh} {
-		out = append(out, struct {
-			game   env.Game
-			states func(n int, seed uint64) []env.State
-		}{g, g.randomStates})
+		out = append(out, testGame{g, g.randomStates})
 	}
 	return out
 }
