@@ -118,7 +118,11 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 		gflops := rate * net.FLOPsPerPosition() / 1e9
 		fmt.Fprintf(io.out, "batch %4d: %8.0f positions/s  %6.1f GFLOP/s  %5.1f%% of peak\n", batch, rate, gflops, 100*gflops/peak)
 	}
-	if note := cpu.SpeedNote(); note != "" {
+	note := cpu.SpeedNote()
+	if b, ok := backend.(interface{ SpeedNote() string }); ok {
+		note = b.SpeedNote()
+	}
+	if note != "" {
 		fmt.Fprintf(io.out, "note: %s\n", note)
 	}
 

@@ -27,6 +27,15 @@ func (b backend) Name() string { return "cpu (" + b.ConvInfo() + "; " + BLASInfo
 // ConvInfo says how the backend's evaluators convolve, for people.
 func (b backend) ConvInfo() string { return convInfo(b.arch()) }
 
+// SpeedNote says why the backend's inference can pass the float32 matrix
+// multiply's peak, for a benchmark's reader ("" if it cannot).
+func (b backend) SpeedNote() string {
+	if arch, ok := b.arch(); ok && arch.bf16 {
+		return "the " + arch.name + " kernels multiply bfloat16, more products a cycle than the float32 peak counts (AVX-512 BF16 twice as many, AMX up to sixteen times), and gather nothing first"
+	}
+	return SpeedNote()
+}
+
 // Summary names the backend in a few words, for the line every command
 // starts with: the CPU and the kernels its convolutions run on.
 func (b backend) Summary() string {
