@@ -25,7 +25,9 @@ func TestResumeRefusesAnOlderEncoding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Network.Blocks, cfg.Network.Filters = 1, 8
+	// The wrapper hides reversi's policy map, so the old network takes
+	// the dense policy head.
+	cfg.Network.Blocks, cfg.Network.Filters, cfg.Network.PolicyHead = 1, 8, "dense"
 	old := oldReversi{othello.Reversi()}
 	net, err := nn.New(old, cfg.Network, 1)
 	if err != nil {
