@@ -76,9 +76,8 @@ func directDefault() (directArch, bool) { return directChoice(false) }
 // im2row + matrix multiply) — else, where preferBF16 and the CPU has
 // them, the fastest bfloat16 kernels, else the fastest float32 set.
 func directChoice(preferBF16 bool) (directArch, bool) {
-	archs := directArchs()
-	bf16, hasBF16 := directBF16()
-	archs = append(archs, directBF16Archs()...)
+	bf16s := directBF16Archs()
+	archs := append(directArchs(), bf16s...)
 	key := func(s string) string { return strings.NewReplacer("-", "", " ", "").Replace(strings.ToLower(s)) }
 	want := key(os.Getenv("FLIPZERO_CONV"))
 	if len(archs) == 0 || want == "im2row" {
@@ -89,8 +88,8 @@ func directChoice(preferBF16 bool) (directArch, bool) {
 			return arch, true
 		}
 	}
-	if preferBF16 && hasBF16 {
-		return bf16, true
+	if preferBF16 && len(bf16s) > 0 {
+		return bf16s[0], true
 	}
 	return archs[0], true
 }
