@@ -11,8 +11,8 @@ import (
 
 // AMX (Advanced Matrix Extensions, Intel's Sapphire Rapids and later)
 // multiplies whole tiles: one TDPBF16PS adds a 16×32 bfloat16 matrix times
-// a 32×16 one into a 16×16 float32 tile, eight times the multiplies of an
-// AVX-512 BF16 instruction's. The tower's 3×3 convolutions run on it as
+// a 32×16 one into a 16×16 float32 tile, up to eight times the
+// multiplies a cycle of AVX-512 BF16's instructions. The tower's 3×3 convolutions run on it as
 // a matrix multiply over the padded grid taken as one long row of pixels:
 // 16 consecutive pixels are 16 rows of a tile at one stride, whatever the
 // kernel offset, so nothing is gathered. The pixels of the padding and
