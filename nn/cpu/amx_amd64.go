@@ -63,6 +63,9 @@ type amxTile struct {
 //go:noescape
 func amxConvBF16(t *amxTile)
 
+//go:noescape
+func amxWeightGradBF16(t *amxGradTile)
+
 // amxReady says whether this process may use AMX: the CPU has it
 // (with AVX-512 BF16, whose set it extends) and the system lets it save
 // the tiles' 8 KiB of state (Linux asks the process to request it once).
@@ -83,11 +86,7 @@ func (g *directGeom) convAMX(c *bf16Conv, src []uint16, dst, skip []float32, lo,
 		return
 	}
 	var t amxTile
-	t.cfg[0] = 1
-	for i := range 8 {
-		t.cfg[16+2*i] = 64
-		t.cfg[48+i] = 16
-	}
+	amxConfig(&t.cfg)
 	t.inStride, t.ldw = int64(c.in)*2, int64(c.out)*4
 	pairs, reach := c.in/2, 0
 	if c.kernel == 3 {

@@ -165,3 +165,119 @@ done:
 	TILERELEASE
 	VZEROUPPER
 	RET
+
+// TILELOADD Tn, (DX)(R10*1): a block's sums, T0–T3.
+#define TILELOADD_T0_DX_R10 BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x04; BYTE $0x12
+#define TILELOADD_T1_DX_R10 BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x0c; BYTE $0x12
+#define TILELOADD_T2_DX_R10 BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x14; BYTE $0x12
+#define TILELOADD_T3_DX_R10 BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x1c; BYTE $0x12
+
+// func amxWeightGradBF16(t *amxGradTile)
+//
+// For each t.block pixels from t.first to t.end and each of the t.njobs
+// jobs: tiles T0–T3 load the job's 32 inputs × 32 outputs of sums (T0:
+// inputs 0–15, outputs 0–15; T1: inputs 0–15, outputs 16–31; T2, T3 the
+// same for inputs 16–31), add each 32 pixels' products — T4, T5 the 16
+// inputs' rows at the pixels, T6, T7 the 16 outputs' gradients at them in
+// pairs — and are stored back.
+//
+// Registers: AX t; R13 the block's first pixel; R12 the job; R11 the
+// pixels' 32s left; SI, R8 the two input tiles' rows, DI their stride; BX,
+// R9 the two gradient tiles, CX their stride, R10 16 of their rows; DX,
+// R10 the sums and their stride.
+TEXT ·amxWeightGradBF16(SB), NOSPLIT, $0-8
+	MOVQ t+0(FP), AX
+	LEAQ amxGradTile_cfg(AX), DX
+	LDTILECFG_DX
+	MOVQ amxGradTile_first(AX), R13
+
+gblock:
+	CMPQ R13, amxGradTile_end(AX)
+	JGE  gdone
+	MOVQ amxGradTile_jobs(AX), R12
+	MOVQ amxGradTile_njobs(AX), R11
+	MOVQ R11, amxGradTile_left(AX)
+
+job:
+	MOVQ 16(R12), DX
+	ADDQ amxGradTile_sum(AX), DX
+	MOVQ amxGradTile_sumStride(AX), R10
+	TILELOADD_T0_DX_R10
+	ADDQ $64, DX
+	TILELOADD_T1_DX_R10
+	MOVQ R10, R11
+	SHLQ $4, R11
+	ADDQ R11, DX
+	TILELOADD_T3_DX_R10
+	SUBQ $64, DX
+	TILELOADD_T2_DX_R10
+
+	// The inputs: SI = x + job.x + 2·first pixel, R8 16 rows on.
+	MOVQ amxGradTile_xStride(AX), DI
+	MOVQ 0(R12), SI
+	ADDQ amxGradTile_x(AX), SI
+	LEAQ (SI)(R13*2), SI
+	MOVQ DI, R8
+	SHLQ $4, R8
+	ADDQ SI, R8
+
+	// The gradients: BX = dy + job.dy + (first pixel / 2) rows, R9 the
+	// next 16 outputs.
+	MOVQ  amxGradTile_dyStride(AX), CX
+	MOVQ  R13, BX
+	SHRQ  $1, BX
+	IMULQ CX, BX
+	ADDQ  8(R12), BX
+	ADDQ  amxGradTile_dy(AX), BX
+	LEAQ  64(BX), R9
+	MOVQ  CX, R10
+	SHLQ  $4, R10
+
+	// R11: the block's 32s of pixels, fewer at the end.
+	MOVQ amxGradTile_end(AX), R11
+	SUBQ R13, R11
+	CMPQ R11, amxGradTile_block(AX)
+	JLE  chunks
+	MOVQ amxGradTile_block(AX), R11
+
+chunks:
+	SHRQ $5, R11
+
+chunk:
+	TILELOADD_T4_SI_DI
+	TILELOADD_T5_R8_DI
+	TILELOADD_T6_BX_CX
+	TILELOADD_T7_R9_CX
+	TDPBF16PS_T0_T4_T6
+	TDPBF16PS_T1_T4_T7
+	TDPBF16PS_T2_T5_T6
+	TDPBF16PS_T3_T5_T7
+	ADDQ $64, SI
+	ADDQ $64, R8
+	ADDQ R10, BX
+	ADDQ R10, R9
+	DECQ R11
+	JNZ  chunk
+
+	MOVQ 16(R12), DX
+	ADDQ amxGradTile_sum(AX), DX
+	MOVQ amxGradTile_sumStride(AX), R10
+	TILESTORED_T0_DX_R10
+	ADDQ $64, DX
+	TILESTORED_T1_DX_R10
+	MOVQ R10, R11
+	SHLQ $4, R11
+	ADDQ R11, DX
+	TILESTORED_T3_DX_R10
+	SUBQ $64, DX
+	TILESTORED_T2_DX_R10
+
+	ADDQ $24, R12
+	DECQ amxGradTile_left(AX)
+	JNZ  job
+	ADDQ amxGradTile_block(AX), R13
+	JMP  gblock
+
+gdone:
+	TILERELEASE
+	RET

@@ -17,6 +17,10 @@ func (g *directGeom) convAMX(*bf16Conv, []uint16, []float32, []float32, int, int
 	panic("nn: no AMX on this architecture")
 }
 
+func amxWeightGradBF16(*amxGradTile) {
+	panic("nn: no AMX on this architecture")
+}
+
 func directKernel(directArch, int, bool, *directTile) {
 	panic("nn: no direct convolution kernels on this architecture")
 }

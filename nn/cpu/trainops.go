@@ -372,11 +372,14 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 
 // convWeightGradOp computes the gradient of a convolution's weights from
 // its input and the output's gradient: Σ over images of dy·im2col(x)ᵀ,
-// each worker summing its images, then the workers' sums added.
+// each worker summing its images, then the workers' sums added; on the
+// AMX kernels (FLIPZERO_CONV=amxbf16), a 3×3 convolution's in bfloat16
+// (amxWeightGrad).
 type convWeightGradOp struct {
 	pureOp
 	convGeom
-	dw []float32
+	dw  []float32
+	amx amxWeightGrad
 }
 
 func (op *convWeightGradOp) Arity() int { return 2 }
@@ -407,6 +410,10 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 	}
 	n := op.out * k
 	op.dw = grow(op.dw, n)
+	if op.direct() && op.kernels.amx && amxGradFits(op.kernel, op.in, op.out) {
+		op.amx.run(op.shape(), op.in, op.out, batch, op.ws.workers(), x, dy, op.dw)
+		return dense4(op.dw, op.out, op.in, op.kernel, op.kernel), nil
+	}
 	group := op.groupImages()
 	allCols, allGrads, partial := op.ws.buffers(k*group*cells, op.out*group*cells, n)
 	workers := parallelFor(batch, len(allCols), func(worker, lo, hi int) {
