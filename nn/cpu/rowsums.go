@@ -7,10 +7,12 @@ import "math"
 // value; these keep four sums in flight, and test no condition per
 // value, so that the loops run at the rate the CPU issues arithmetic
 // rather than at its adder's latency or its branch predictor's misses
-// (a ReLU's zeros fall at random).
+// (a ReLU's zeros fall at random). Where the CPU has AVX2 and FMA,
+// rowsums_amd64.s runs all but a row's last n mod 8 values, eight at a
+// time; these are the loops for those and for other CPUs.
 
-// sum64 returns the sum of v, in float64.
-func sum64(v []float32) float64 {
+// sum64Go returns the sum of v, in float64.
+func sum64Go(v []float32) float64 {
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
@@ -26,8 +28,8 @@ func sum64(v []float32) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// squares64 returns the sum of (v − mean)², in float64.
-func squares64(v []float32, mean float64) float64 {
+// squares64Go returns the sum of (v − mean)², in float64.
+func squares64Go(v []float32, mean float64) float64 {
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= len(v); i += 4 {
@@ -45,9 +47,9 @@ func squares64(v []float32, mean float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// sumDot64 returns the sums of g and of g·x, in float64; x is at least
+// sumDot64Go returns the sums of g and of g·x, in float64; x is at least
 // as long as g.
-func sumDot64(g, x []float32) (sum, dot float64) {
+func sumDot64Go(g, x []float32) (sum, dot float64) {
 	x = x[:len(g)]
 	var s0, s1, s2, s3, d0, d1, d2, d3 float64
 	i := 0
@@ -83,23 +85,71 @@ func reluMask(dst, g, y []float32) {
 	}
 }
 
+// maskSumDot64Go writes g where y > 0 into dst (reluMask) and returns the
+// sums of dst and of dst·x: batch norm's gradient through its ReLU and
+// the sums its gradients need, in one pass.
+func maskSumDot64Go(dst, g, y, x []float32) (sum, dot float64) {
+	reluMask(dst, g, y)
+	return sumDot64Go(dst, x)
+}
+
+// What batch norm's output row is, after x·scale + shift.
+const (
+	affinePlain    = iota // nothing more
+	affineRelu            // a ReLU
+	affineSkipRelu        // a residual block's end: the skip added, then a ReLU
+)
+
+// affineRowGo writes batch norm's output row into dst: x·scale + shift,
+// then what kind says.
+func affineRowGo(dst, x, skip []float32, scale, shift float32, kind int) {
+	x = x[:len(dst)]
+	switch kind {
+	case affineSkipRelu:
+		skip = skip[:len(dst)]
+		for j, v := range x {
+			dst[j] = max(v*scale+shift+skip[j], 0)
+		}
+	case affineRelu:
+		for j, v := range x {
+			dst[j] = max(v*scale+shift, 0)
+		}
+	default:
+		for j, v := range x {
+			dst[j] = v*scale + shift
+		}
+	}
+}
+
+// gradXRowGo writes s·g − a·x + k into dst: batch norm's input gradient,
+// one multiply-add per value.
+func gradXRowGo(dst, g, x []float32, s, a, k float32) {
+	g, x = g[:len(dst)], x[:len(dst)]
+	for j, v := range x {
+		dst[j] = s*g[j] - a*v + k
+	}
+}
+
 // The direct convolution's trainer moves each batch between the training
 // graph's planes (NCHW) and the kernels' pixels (each pixel's channels
 // side by side) twice a convolution. These move eight channels at a
 // time: each plane is read in order and each pixel's eight values are
-// stored together.
+// stored together. With AVX2, rowsums_amd64.s moves blocks of 8 cells × 8
+// channels as one transpose; these loops then move the rest, the eights
+// of channels from cell from on and the channels past the last eight
+// from cell 0.
 
-// toPixels writes one image's planes (channels × len(pix) values) into
+// toPixelsGo writes one image's planes (channels × len(pix) values) into
 // pixels: channel c of cell i at dst[pix[i]·channels + c].
-func toPixels(dst, src []float32, pix []int32, channels int) {
+func toPixelsGo(dst, src []float32, pix []int32, channels, from int) {
 	cells := len(pix)
 	c := 0
 	for ; c+8 <= channels; c += 8 {
 		p := src[c*cells : (c+8)*cells]
 		p0, p1, p2, p3 := p[:cells], p[cells:2*cells], p[2*cells:3*cells], p[3*cells:4*cells]
 		p4, p5, p6, p7 := p[4*cells:5*cells], p[5*cells:6*cells], p[6*cells:7*cells], p[7*cells:8*cells]
-		for i, q := range pix {
-			o := int(q)*channels + c
+		for i := from; i < cells; i++ {
+			o := int(pix[i])*channels + c
 			d := dst[o : o+8 : o+8]
 			d[0], d[1], d[2], d[3] = p0[i], p1[i], p2[i], p3[i]
 			d[4], d[5], d[6], d[7] = p4[i], p5[i], p6[i], p7[i]
@@ -113,15 +163,15 @@ func toPixels(dst, src []float32, pix []int32, channels int) {
 	}
 }
 
-// fromPixels writes one image's compact pixels (cells × channels values,
-// no border) into planes: dst[c·cells + i] = src[i·channels + c].
-func fromPixels(dst, src []float32, channels, cells int) {
+// fromPixelsGo writes one image's compact pixels (cells × channels
+// values, no border) into planes: dst[c·cells + i] = src[i·channels + c].
+func fromPixelsGo(dst, src []float32, channels, cells, from int) {
 	c := 0
 	for ; c+8 <= channels; c += 8 {
 		p := dst[c*cells : (c+8)*cells]
 		p0, p1, p2, p3 := p[:cells], p[cells:2*cells], p[2*cells:3*cells], p[3*cells:4*cells]
 		p4, p5, p6, p7 := p[4*cells:5*cells], p[5*cells:6*cells], p[6*cells:7*cells], p[7*cells:8*cells]
-		for i := range p0 {
+		for i := from; i < cells; i++ {
 			o := i*channels + c
 			s := src[o : o+8 : o+8]
 			p0[i], p1[i], p2[i], p3[i] = s[0], s[1], s[2], s[3]

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -14,11 +15,15 @@ func randomRow(rng *rand.Rand, n int) []float32 {
 	return v
 }
 
+// rowLengths cover the assembly's sixteen-value loop, its eight-value
+// step, the scalar tail and every mix of them.
+var rowLengths = []int{0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 23, 24, 25, 63, 64, 121}
+
 // TestRowSums checks the unrolled sums against one-value-at-a-time sums
 // for lengths around the unrolling's.
 func TestRowSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{0, 1, 3, 4, 5, 8, 63, 64, 121} {
+	for _, n := range rowLengths {
 		g, x := randomRow(rng, n), randomRow(rng, n+3)
 		var sum, sq, gs, gx float64
 		for i := range n {
@@ -41,8 +46,58 @@ func TestRowSums(t *testing.T) {
 	}
 }
 
+// TestRowWrites checks the rows batch norm writes (its output, its
+// gradient through the ReLU, its input gradient) against the scalar
+// loops, and that nothing is written past a row: the assembly's bulk and
+// the scalar tail must meet exactly.
+func TestRowWrites(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const guard = 9
+	for _, n := range rowLengths {
+		x, skip, g, y := randomRow(rng, n+3), randomRow(rng, n+3), randomRow(rng, n+3), randomRow(rng, n+3)
+		buf, want := make([]float32, n+guard), make([]float32, n)
+		check := func(what string, tol float64) {
+			t.Helper()
+			for j := range want {
+				if math.Abs(float64(buf[j]-want[j])) > tol*max(1, math.Abs(float64(want[j]))) {
+					t.Fatalf("n %d, %s: value %d is %g, want %g", n, what, j, buf[j], want[j])
+				}
+			}
+			for j := n; j < n+guard; j++ {
+				if buf[j] != 7 {
+					t.Fatalf("n %d, %s: wrote %g past the row at %d", n, what, buf[j], j)
+				}
+			}
+		}
+		fill := func() {
+			for j := range buf {
+				buf[j] = 7
+			}
+		}
+		for _, kind := range []int{affinePlain, affineRelu, affineSkipRelu} {
+			fill()
+			affineRow(buf[:n], x, skip, 1.7, -0.3, kind)
+			affineRowGo(want, x, skip, 1.7, -0.3, kind)
+			// One rounding apart: the assembly fuses the multiply-add.
+			check(fmt.Sprintf("affine kind %d", kind), 1e-6)
+		}
+		fill()
+		gradXRow(buf[:n], g, x, 0.8, 0.45, -0.2)
+		gradXRowGo(want, g, x, 0.8, 0.45, -0.2)
+		check("input gradient", 1e-6)
+
+		fill()
+		sum, dot := maskSumDot64(buf[:n], g, y, x)
+		wantSum, wantDot := maskSumDot64Go(want, g, y, x)
+		check("masked gradient", 0)
+		if math.Abs(sum-wantSum) > 1e-12*max(1, math.Abs(wantSum)) || math.Abs(dot-wantDot) > 1e-12*max(1, math.Abs(wantDot)) {
+			t.Errorf("n %d: masked sums %g and %g, want %g and %g", n, sum, dot, wantSum, wantDot)
+		}
+	}
+}
+
 // TestReluMask: the gradient passes where y > 0 only, −0 and negatives
-// included among the others.
+// included among the others, in the scalar loop and the assembly.
 func TestReluMask(t *testing.T) {
 	y := []float32{0, float32(math.Copysign(0, -1)), 1e-45, -1e-45, 2.5, -3, math.MaxFloat32, float32(math.Inf(1)), 0.5}
 	g := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}
@@ -52,6 +107,16 @@ func TestReluMask(t *testing.T) {
 	for i := range want {
 		if dst[i] != want[i] {
 			t.Errorf("y %g, gradient %g: passed %g, want %g", y[i], g[i], dst[i], want[i])
+		}
+	}
+	// The same rows three times over, so that the assembly's loops see
+	// every case (and the scalar tail some).
+	y3, g3 := append(append(y[:len(y):len(y)], y...), y...), append(append(g[:len(g):len(g)], g...), g...)
+	dst = make([]float32, len(g3))
+	maskSumDot64(dst, g3, y3, g3)
+	for i := range dst {
+		if dst[i] != want[i%len(want)] {
+			t.Errorf("masked sums: y %g, gradient %g: passed %g, want %g", y3[i], g3[i], dst[i], want[i%len(want)])
 		}
 	}
 }

@@ -626,23 +626,20 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 func (op bnOp) normalize(x, skip []float32, gamma, beta float32, c, batch, channels, cells int) {
 	scale := float32(float64(gamma) * op.invStd[c])
 	shift := beta - float32(op.mean[c])*scale
+	kind := affinePlain
+	switch {
+	case op.skip:
+		kind = affineSkipRelu
+	case op.relu:
+		kind = affineRelu
+	}
 	for b := 0; b < batch; b++ {
 		i := (b*channels + c) * cells
-		dst := op.y[i : i+cells]
+		var sk []float32
 		if op.skip {
-			sk := skip[i : i+cells]
-			for j, v := range x[i : i+cells] {
-				dst[j] = max(v*scale+shift+sk[j], 0)
-			}
-		} else if op.relu {
-			for j, v := range x[i : i+cells] {
-				dst[j] = max(v*scale+shift, 0)
-			}
-		} else {
-			for j, v := range x[i : i+cells] {
-				dst[j] = v*scale + shift
-			}
+			sk = skip[i : i+cells]
 		}
+		affineRow(op.y[i:i+cells], x[i:i+cells], sk, scale, shift, kind)
 	}
 }
 
@@ -714,11 +711,12 @@ func (op *bnGradOp) sumGradients(x, y, dy []float32, batch, channels, cells int)
 			sumDy, sumDyX := 0.0, 0.0
 			for b := 0; b < batch; b++ {
 				i := (b*channels + c) * cells
-				g := op.grad[i : i+cells]
+				var s, d float64
 				if op.relu {
-					reluMask(g, dy[i:i+cells], y[i:i+cells])
+					s, d = maskSumDot64(op.grad[i:i+cells], dy[i:i+cells], y[i:i+cells], x[i:i+cells])
+				} else {
+					s, d = sumDot64(dy[i:i+cells], x[i:i+cells])
 				}
-				s, d := sumDot64(g, x[i:i+cells])
 				sumDy += s
 				sumDyX += d
 			}
@@ -800,11 +798,7 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 			s32, a32 := float32(scale), float32(a)
 			for b := 0; b < batch; b++ {
 				i := (b*channels + c) * cells
-				xr := x[i : i+cells]
-				g, dst := op.grad[i:i+len(xr)], op.out[i:i+len(xr)]
-				for j, v := range xr {
-					dst[j] = s32*g[j] - a32*v + k
-				}
+				gradXRow(op.out[i:i+cells], op.grad[i:i+cells], x[i:i+cells], s32, a32, k)
 			}
 		}
 	})
