@@ -17,8 +17,8 @@ import (
 	"github.com/flipzero/flipzero/nn/cuda"
 )
 
-func runBenchNN(ctx context.Context, args []string, io stdio) error {
-	fs := newFlags("bench nn", "bench nn --game G [--config FILE --batches 1,8,32,128 --seconds S --train-batch N --procs P]\n\n"+
+func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
+	fs := newFlags("bench nn", "bench nn --game G [--config FILE --batches 1,8,32,128 --seconds S --train-batch N --procs P --cpuprofile FILE]\n\n"+
 		"Prints the machine's float32 matrix-multiply GFLOP/s, then for the game's default network (or\n"+
 		"the config's) positions/s, GFLOP/s and the fraction of that peak at each batch size, and\n"+
 		"training samples/s.", io.out)
@@ -29,9 +29,19 @@ func runBenchNN(ctx context.Context, args []string, io stdio) error {
 	trainBatch := fs.Int("train-batch", 128, "training batch size (0 skips training)")
 	procs := fs.Int("procs", 1, "cores Go may use while measuring (the figures are per core at 1)")
 	dev := addDeviceFlag(fs)
+	profile := addProfileFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	stop, err := profileCPU(*profile)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if e := stop(); err == nil {
+			err = e
+		}
+	}()
 	g, err := gameFlag(*gameName)
 	if err != nil {
 		return err

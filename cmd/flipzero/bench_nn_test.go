@@ -1,6 +1,10 @@
 package main
 
 import (
+	"compress/gzip"
+	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -31,6 +35,35 @@ func TestBenchNN(t *testing.T) {
 		if !re.MatchString(lines[i]) {
 			t.Errorf("line %d %q does not match %v", i+1, lines[i], re)
 		}
+	}
+}
+
+// TestBenchNNProfile: --cpuprofile leaves a profile, and a folder that
+// is not there is a one-line error before anything is measured.
+func TestBenchNNProfile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "nn.pprof")
+	args := []string{"bench", "nn", "--game", "tictactoe", "--seconds", "0.05", "--batches", "4", "--train-batch", "8", "--cpuprofile"}
+	code, _, errOut := runCLI(t, "", append(args, path)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// A profile is a gzipped protocol buffer naming its sample types.
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	data, err := io.ReadAll(z)
+	if err != nil || !strings.Contains(string(data), "nanoseconds") {
+		t.Errorf("%s: %d bytes (%v), want a CPU profile", path, len(data), err)
+	}
+	code, _, errOut = runCLI(t, "", append(args, filepath.Join(t.TempDir(), "missing", "nn.pprof"))...)
+	if code == 0 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "nn.pprof") {
+		t.Errorf("profile into a missing folder: exit %d, stderr %q; want an error naming the file", code, errOut)
 	}
 }
 

@@ -23,7 +23,7 @@ import (
 // runBenchSelfPlay compares the network evaluations per second that
 // self-play reaches with what the same network does alone at the same
 // batch size on the same cores: the rest is the search's overhead.
-func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
+func runBenchSelfPlay(ctx context.Context, args []string, io stdio) (err error) {
 	fs := newFlags("bench selfplay", "bench selfplay --game G [--config FILE --seconds S]\n\n"+
 		"Prints network evaluations/s during self-play next to the same network's standalone\n"+
 		"inference throughput at the same batch size and worker count.", io.out)
@@ -31,12 +31,22 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) error {
 	configPath := fs.String("config", "", "run config (default: configs/<game>.yaml)")
 	seconds := fs.Float64("seconds", 10, "how long to run each measurement")
 	dev := addDeviceFlag(fs)
+	profile := addProfileFlag(fs)
 	workersFlag := fs.Int("workers", 0, "self-play workers (0: the config's)")
 	concurrentFlag := fs.Int("concurrent", 0, "games per worker (0: the config's)")
 	batchFlag := fs.Int("batch", 0, "evaluation batch per worker (0: the config's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	stop, err := profileCPU(*profile)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if e := stop(); err == nil {
+			err = e
+		}
+	}()
 	g, err := gameFlag(*gameName)
 	if err != nil {
 		return err
