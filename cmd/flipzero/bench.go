@@ -51,6 +51,14 @@ func addProfileFlag(fs *flagSet) *string {
 	return fs.String("cpuprofile", "", "write a CPU profile of the measurements to this file (read it with go tool pprof)")
 }
 
+// stopProfile ends a profile begun by profileCPU and, if the command
+// itself succeeded, reports a failure to write it through *err.
+func stopProfile(stop func() error, err *error) {
+	if e := stop(); *err == nil {
+		*err = e
+	}
+}
+
 // profileCPU starts a CPU profile when path is set and returns what stops
 // it and writes the profile to path, whole or not at all.
 func profileCPU(path string) (stop func() error, err error) {

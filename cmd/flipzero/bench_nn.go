@@ -37,11 +37,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if e := stop(); err == nil {
-			err = e
-		}
-	}()
+	defer stopProfile(stop, &err)
 	g, err := gameFlag(*gameName)
 	if err != nil {
 		return err

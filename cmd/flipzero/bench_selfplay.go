@@ -42,11 +42,7 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) (err error) 
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if e := stop(); err == nil {
-			err = e
-		}
-	}()
+	defer stopProfile(stop, &err)
 	g, err := gameFlag(*gameName)
 	if err != nil {
 		return err
