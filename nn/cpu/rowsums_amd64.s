@@ -314,6 +314,20 @@ gx:
 	VPERM2F128 $0x31, Y6, Y2, Y14 \
 	VPERM2F128 $0x31, Y7, Y3, Y15
 
+// LOAD8 loads eight rows of eight float32s into Y0..Y7, the rows at
+// base, base+stride, …, base+7·stride (stride3 = 3·stride, in bytes);
+// R11 is scratch.
+#define LOAD8(base, stride, stride3) \
+	LEAQ (base)(stride*4), R11 \
+	VMOVUPS (base), Y0 \
+	VMOVUPS (base)(stride*1), Y1 \
+	VMOVUPS (base)(stride*2), Y2 \
+	VMOVUPS (base)(stride3*1), Y3 \
+	VMOVUPS (R11), Y4 \
+	VMOVUPS (R11)(stride*1), Y5 \
+	VMOVUPS (R11)(stride*2), Y6 \
+	VMOVUPS (R11)(stride3*1), Y7
+
 // STOREPIX stores Y(reg), one cell's eight channels, at its pixel: the
 // cell's index at off(DX), times the pixel stride R9, from DI.
 #define STOREPIX(off, reg) \
@@ -337,15 +351,7 @@ TEXT ·toPixelsAVX2(SB), NOSPLIT, $0-48
 	LEAQ (R8)(R8*2), R10
 
 tp:
-	LEAQ (SI)(R8*4), R11
-	VMOVUPS (SI), Y0
-	VMOVUPS (SI)(R8*1), Y1
-	VMOVUPS (SI)(R8*2), Y2
-	VMOVUPS (SI)(R10*1), Y3
-	VMOVUPS (R11), Y4
-	VMOVUPS (R11)(R8*1), Y5
-	VMOVUPS (R11)(R8*2), Y6
-	VMOVUPS (R11)(R10*1), Y7
+	LOAD8(SI, R8, R10)
 	TRANSPOSE8
 	STOREPIX(0, Y8)
 	STOREPIX(4, Y9)
@@ -378,15 +384,7 @@ TEXT ·fromPixelsAVX2(SB), NOSPLIT, $0-40
 	LEAQ (R8)(R8*2), R12
 
 fp:
-	LEAQ (SI)(R9*4), R11
-	VMOVUPS (SI), Y0
-	VMOVUPS (SI)(R9*1), Y1
-	VMOVUPS (SI)(R9*2), Y2
-	VMOVUPS (SI)(R10*1), Y3
-	VMOVUPS (R11), Y4
-	VMOVUPS (R11)(R9*1), Y5
-	VMOVUPS (R11)(R9*2), Y6
-	VMOVUPS (R11)(R10*1), Y7
+	LOAD8(SI, R9, R10)
 	TRANSPOSE8
 	LEAQ (DI)(R8*4), R11
 	VMOVUPS Y8, (DI)
