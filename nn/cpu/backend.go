@@ -30,6 +30,9 @@ func (b backend) ConvInfo() string { return convInfo(b.arch()) }
 // SpeedNote says why the backend's inference can pass the float32 matrix
 // multiply's peak, for a benchmark's reader ("" if it cannot).
 func (b backend) SpeedNote() string {
+	if arch, ok := b.arch(); ok && arch.int8 {
+		return "the " + arch.name + " kernels multiply bytes, four times the products a cycle that the float32 peak counts, and gather nothing first"
+	}
 	if arch, ok := b.arch(); ok && arch.bf16 {
 		return "the " + arch.name + " kernels multiply bfloat16, more products a cycle than the float32 peak counts (AVX-512 BF16 twice as many, AMX up to sixteen times), and gather nothing first"
 	}

@@ -40,6 +40,11 @@ type directTile struct {
 	// (and "skip"), in bytes from their start; the AVX2 kernels read the
 	// first 4.
 	inOff, outOff [6]int64
+	// The VNNI kernels' scales: wscale is the weight scale of each of
+	// the tile's output channels, scale each padded pixel's input scale,
+	// scaleOff each tile pixel's offset into scale in bytes.
+	wscale, scale unsafe.Pointer
+	scaleOff      [6]int64
 }
 
 // directArch is a set of kernels: a tile is pixels × up to groups groups
@@ -47,11 +52,13 @@ type directTile struct {
 // bfloat16 inputs and weights (float32 sums and outputs), its other
 // layers as the float32 set of its width does; an amx set convolves
 // those whose channels come in 32s on AMX's tiles (amx_amd64.go), the
-// rest on AVX-512 BF16.
+// rest on AVX-512 BF16. An int8 set convolves the tower's 3×3 layers
+// whose inputs are never negative on bytes (int8.go), and the others
+// in bfloat16 where it is also bf16, else in float32.
 type directArch struct {
 	name                  string
 	pixels, lanes, groups int
-	bf16, amx             bool
+	bf16, amx, int8       bool
 }
 
 var (
@@ -59,7 +66,18 @@ var (
 	archAVX2       = directArch{name: "AVX2", pixels: 4, lanes: 8, groups: 3}
 	archAVX512BF16 = directArch{name: "AVX-512 BF16", pixels: 6, lanes: 16, groups: 4, bf16: true}
 	archAMXBF16    = directArch{name: "AMX BF16", pixels: 6, lanes: 16, groups: 4, bf16: true, amx: true}
+	archAVX512VNNI = directArch{name: "AVX-512 VNNI", pixels: 6, lanes: 16, groups: 4, int8: true}
 )
+
+// forTraining is the kernel set a trainer convolves with when arch is
+// chosen: training never rounds to bytes, so an int8 set trains in
+// float32.
+func (arch directArch) forTraining() directArch {
+	if arch.int8 {
+		return archAVX512
+	}
+	return arch
+}
 
 // weightSlack is the room the AVX2 kernels need after a folded
 // convolution's weights and biases: they read a channel group whole.
@@ -72,12 +90,13 @@ func directDefault() (directArch, bool) { return directChoice(false) }
 
 // directChoice is the kernel set an evaluator convolves with: the one
 // FLIPZERO_CONV names, to compare them — avx512, avx2, avx512bf16 (where
-// the CPU has AVX-512 BF16), amxbf16 (where it has AMX) or im2row (none:
-// im2row + matrix multiply) — else, where preferBF16 and the CPU has
-// them, the fastest bfloat16 kernels, else the fastest float32 set.
+// the CPU has AVX-512 BF16), amxbf16 (where it has AMX), avx512vnni
+// (where it has AVX-512 VNNI) or im2row (none: im2row + matrix multiply)
+// — else, where preferBF16 and the CPU has them, the fastest bfloat16
+// kernels, else the fastest float32 set.
 func directChoice(preferBF16 bool) (directArch, bool) {
 	bf16s := directBF16Archs()
-	archs := append(directArchs(), bf16s...)
+	archs := append(append(directArchs(), bf16s...), directInt8Archs()...)
 	key := func(s string) string { return strings.NewReplacer("-", "", " ", "").Replace(strings.ToLower(s)) }
 	want := key(os.Getenv("FLIPZERO_CONV"))
 	if len(archs) == 0 || want == "im2row" {
@@ -163,6 +182,10 @@ type direct struct {
 	// half is the input of a tower convolution rounded to bfloat16,
 	// padded like x, for the bf16 kernels.
 	half []uint16
+	// quant is the input of a tower convolution in bytes, padded like x,
+	// and qscale each padded pixel's scale, for the int8 kernels.
+	quant  []uint8
+	qscale []float32
 }
 
 func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
@@ -174,6 +197,10 @@ func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
 	d.z = make([]float32, n*cfg.Filters)
 	if arch.bf16 {
 		d.half = make([]uint16, d.halfPixels(maxBatch)*cfg.Filters)
+	}
+	if arch.int8 {
+		d.quant = make([]uint8, n*cfg.Filters)
+		d.qscale = make([]float32, n)
 	}
 	return d
 }
@@ -215,21 +242,34 @@ func (d *directGeom) convBF16(c *bf16Conv, src []uint16, dst, skip []float32, lo
 		d.convAMX(c, src, dst, skip, lo, hi, relu, compact)
 		return
 	}
-	dc := directConv{kernel: c.kernel, words: c.in / 2, inStride: int64(c.in) * 2, out: c.out, w: unsafe.Pointer(&c.w[0]), bias: c.b, bf16: true}
+	dc := directConv{kernel: c.kernel, words: c.in / 2, inStride: int64(c.in) * 2, out: c.out, w: unsafe.Pointer(&c.w[0]), bias: c.b, prec: precBF16}
 	d.tiles(dc, unsafe.Pointer(&src[0]), dst, skip, lo, hi, relu, compact)
 }
 
 // directConv is a convolution as the kernels read it: a pixel's inputs
-// are words 4-byte words (its channels, or its pairs of bfloat16
-// channels) at inStride bytes from the last pixel's; w has a row of out
-// words for each word of a pixel's kernel×kernel neighbourhood.
+// are words 4-byte words (its channels, its pairs of bfloat16 channels or
+// its quads of byte channels) at inStride bytes from the last pixel's; w
+// has a row of out words for each word of a pixel's kernel×kernel
+// neighbourhood. An int8 convolution has its weight scales (out) and
+// its input's pixel scales (one a padded pixel).
 type directConv struct {
 	kernel, words, out int
 	inStride           int64
 	w                  unsafe.Pointer
 	bias               []float32
-	bf16               bool
+	prec               precision
+	wscale, scale      unsafe.Pointer
 }
+
+// precision is what a convolution's inputs and weights are held in; its
+// sums and outputs are float32 whatever it is.
+type precision uint8
+
+const (
+	precFloat32 precision = iota
+	precBF16
+	precInt8
+)
 
 // tiles runs c's kernels over the pixels lo..hi-1 of src, a tile of
 // pixels by a block of output channels at a time.
@@ -246,6 +286,7 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 	}
 	t.in = src
 	t.ldw = outStride
+	t.scale = c.scale
 	if relu {
 		t.relu = 1
 	}
@@ -265,6 +306,9 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 		if skip != nil {
 			t.skip = unsafe.Pointer(&skip[col])
 		}
+		if c.prec == precInt8 {
+			t.wscale = unsafe.Add(c.wscale, col*4)
+		}
 		for first := lo; first < hi; first += d.arch.pixels {
 			// A last, partial tile repeats its last pixel: the same
 			// values are stored twice.
@@ -272,13 +316,14 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 				i := min(first+r, hi-1)
 				p := int64(d.pix[i])
 				t.inOff[r] = p * c.inStride
+				t.scaleOff[r] = p * 4
 				if compact {
 					t.outOff[r] = int64(i) * outStride
 				} else {
 					t.outOff[r] = p * outStride
 				}
 			}
-			directKernel(d.arch, groups, c.bf16, &t)
+			directKernel(d.arch, groups, c.prec, &t)
 		}
 	}
 }

@@ -36,6 +36,20 @@ func direct6x3BF16(t *directTile)
 //go:noescape
 func direct6x4BF16(t *directTile)
 
+// The VNNI kernels: direct6xN on quads of byte inputs and weights.
+
+//go:noescape
+func direct6x1VNNI(t *directTile)
+
+//go:noescape
+func direct6x2VNNI(t *directTile)
+
+//go:noescape
+func direct6x3VNNI(t *directTile)
+
+//go:noescape
+func direct6x4VNNI(t *directTile)
+
 //go:noescape
 func direct4x1AVX2(t *directTile)
 
@@ -71,6 +85,18 @@ func directBF16Archs() []directArch {
 	return archs
 }
 
+// directInt8Archs lists the int8 kernel sets this CPU runs: AVX-512
+// VNNI, whose convolutions that cannot take bytes run in bfloat16 where
+// the CPU has AVX-512 BF16.
+func directInt8Archs() []directArch {
+	if !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512VNNI {
+		return nil
+	}
+	arch := archAVX512VNNI
+	arch.bf16 = cpu.X86.HasAVX512BF16
+	return []directArch{arch}
+}
+
 // directBF16 is the fastest bfloat16 kernel set, where the CPU has one.
 func directBF16() (directArch, bool) {
 	archs := directBF16Archs()
@@ -81,12 +107,24 @@ func directBF16() (directArch, bool) {
 }
 
 // directKernel computes tile t with arch's kernel for its number of
-// channel groups, on bfloat16 pairs where bf16 says (an arch.bf16 set's
-// 3×3 tower convolutions). The kernels are called directly, not through
-// function values, so that t stays on the caller's stack.
-func directKernel(arch directArch, groups int, bf16 bool, t *directTile) {
+// channel groups, on bfloat16 pairs or byte quads where prec says (an
+// arch.bf16 or arch.int8 set's 3×3 tower convolutions). The kernels are
+// called directly, not through function values, so that t stays on the
+// caller's stack.
+func directKernel(arch directArch, groups int, prec precision, t *directTile) {
 	switch {
-	case bf16:
+	case prec == precInt8:
+		switch groups {
+		case 1:
+			direct6x1VNNI(t)
+		case 2:
+			direct6x2VNNI(t)
+		case 3:
+			direct6x3VNNI(t)
+		default:
+			direct6x4VNNI(t)
+		}
+	case prec == precBF16:
 		switch groups {
 		case 1:
 			direct6x1BF16(t)

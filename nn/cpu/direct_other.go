@@ -9,6 +9,8 @@ func directBF16() (directArch, bool) { return directArch{}, false }
 
 func directBF16Archs() []directArch { return nil }
 
+func directInt8Archs() []directArch { return nil }
+
 const amxBlock = 32
 
 func amxFits(*bf16Conv) bool { return false }
@@ -21,6 +23,6 @@ func amxWeightGradBF16(*amxGradTile) {
 	panic("nn: no AMX on this architecture")
 }
 
-func directKernel(directArch, int, bool, *directTile) {
+func directKernel(directArch, int, precision, *directTile) {
 	panic("nn: no direct convolution kernels on this architecture")
 }

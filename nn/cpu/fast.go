@@ -20,6 +20,11 @@ type model struct {
 	// bfloat16 kernels (directArch.bf16), where the CPU has them and the
 	// tower an even number of filters.
 	blocksBF16 [][2]bf16Conv
+	// blocksInt8 are the blocks' convolutions in bytes, for the int8
+	// kernels (directArch.int8), where the CPU has them and the tower's
+	// filters come in fours; nil for a convolution whose inputs may be
+	// negative (after a global pooling bias).
+	blocksInt8 [][2]*int8Conv
 	// gpool is each block's global pooling layer, nil in blocks without.
 	gpool                 []*foldedDense
 	policyConv, valueConv foldedConv
@@ -116,11 +121,19 @@ func newModel(g env.Game, cfg nn.Config, l nn.Layers) *model {
 	cells := m.shape.cells()
 	m.stem = im2rowConv(l.Stem)
 	_, bf16 := directBF16()
+	int8s := len(directInt8Archs()) > 0
 	for i, b := range l.Blocks {
 		m.blocks = append(m.blocks, [2]foldedConv{im2rowConv(b[0]), im2rowConv(b[1])})
+		last := m.blocks[len(m.blocks)-1]
 		if bf16 && cfg.Filters%2 == 0 {
-			last := m.blocks[len(m.blocks)-1]
 			m.blocksBF16 = append(m.blocksBF16, [2]bf16Conv{newBF16Conv(last[0]), newBF16Conv(last[1])})
+		}
+		if int8s && cfg.Filters%4 == 0 {
+			pair := [2]*int8Conv{newInt8Conv(last[0]), nil}
+			if l.GlobalPool[i] == nil {
+				pair[1] = newInt8Conv(last[1])
+			}
+			m.blocksInt8 = append(m.blocksInt8, pair)
 		}
 		var pool *foldedDense
 		if d := l.GlobalPool[i]; d != nil {
@@ -400,9 +413,18 @@ func (e *Evaluator) towerDirect(input []float32, count int) (policy, value []flo
 }
 
 // towerConv applies convolution k of block i to the n pixels of src
-// into dst (padded), adding skip where it is not nil: in bfloat16 with
-// the bf16 kernels, src rounded into d.half first, else in float32.
+// into dst (padded), adding skip where it is not nil: on bytes with the
+// int8 kernels where its inputs are never negative, src quantized into
+// d.quant first; in bfloat16 with the bf16 kernels, src rounded into
+// d.half first; else in float32.
 func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int) {
+	if d.arch.int8 && len(f.blocksInt8) > 0 {
+		if c := f.blocksInt8[i][k]; c != nil {
+			quantizePixels(d.quant, d.qscale, src, d.pix[:n], f.shape.cells(), c.in)
+			d.convInt8(c, d.quant, d.qscale, dst, skip, 0, n, true, false)
+			return
+		}
+	}
 	if !d.arch.bf16 || len(f.blocksBF16) == 0 {
 		d.conv(&f.blocks[i][k], src, dst, skip, 0, n, true, false)
 		return

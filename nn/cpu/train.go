@@ -67,6 +67,7 @@ func NewTrainer(net *nn.Network, cfg nn.TrainConfig) (*Trainer, error) {
 	}
 	t := &Trainer{net: net, cfg: cfg, graphs: map[stepKey]*stepGraphs{}}
 	if arch, ok := directDefault(); ok {
+		arch = arch.forTraining()
 		t.kernels = &arch
 	}
 	limit, err := replicaLimit()

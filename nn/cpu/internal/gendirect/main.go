@@ -21,6 +21,13 @@
 // multiplies of a VFMADD231PS. The sums, the epilogue and the output stay
 // float32. Go's assembler has no BF16 mnemonics, so the instruction is
 // written out in bytes (evex).
+//
+// The VNNI kernels (AVX-512 VNNI) read their inputs as unsigned bytes and
+// their weights as signed bytes, four consecutive input channels a 32-bit
+// word: VPDPBUSD adds the four products into int32 sums, four times the
+// multiplies of a VFMADD231PS. Their epilogue turns the sums into
+// float32, scales them by the output channel's weight scale and the
+// pixel's input scale, adds the bias, and goes on as the others do.
 package main
 
 import (
@@ -91,11 +98,10 @@ func main() {
 	p("")
 	p(`#include "textflag.h"`)
 	p(`#include "go_asm.h"`)
-	for groups := 1; groups <= 4; groups++ {
-		kernel(p, groups, false)
-	}
-	for groups := 1; groups <= 4; groups++ {
-		kernel(p, groups, true)
+	for _, m := range []mode{float32Mode, bf16Mode, int8Mode} {
+		for groups := 1; groups <= 4; groups++ {
+			kernel(p, groups, m)
+		}
 	}
 	for groups := 1; groups <= 3; groups++ {
 		kernelAVX2(p, groups)
@@ -105,15 +111,36 @@ func main() {
 	}
 }
 
-// kernel writes the AVX-512 kernel of groups groups of 16 channels: of
-// float32 inputs and weights, or of bfloat16 pairs.
-func kernel(p func(string, ...any), groups int, bf16 bool) {
+// mode is what an AVX-512 kernel's inputs and weights are: float32,
+// bfloat16 pairs, or quads of bytes (unsigned inputs, signed weights).
+type mode int
+
+const (
+	float32Mode mode = iota
+	bf16Mode
+	int8Mode
+)
+
+// suffix ends the name of a kernel of mode m.
+func (m mode) suffix() string { return [...]string{"", "BF16", "VNNI"}[m] }
+
+// kernel writes the AVX-512 kernel of groups groups of 16 channels in
+// mode m.
+func kernel(p func(string, ...any), groups int, m mode) {
 	last := groups - 1
 	weight := func(g int) string { return fmt.Sprintf("Z%d", firstWeight+g) }
-	name := fmt.Sprintf("direct6x%d", groups)
-	if bf16 {
-		name += "BF16"
+	// loadRows loads a row of 16 floats a group from SI into the weight
+	// registers, the last group's through the lane mask.
+	loadRows := func() {
+		for g := 0; g < groups; g++ {
+			if g == last {
+				p("\tVMOVUPS.Z %d(SI), K1, %s", 64*g, weight(g))
+			} else {
+				p("\tVMOVUPS %d(SI), %s", 64*g, weight(g))
+			}
+		}
 	}
+	name := fmt.Sprintf("direct6x%d", groups) + m.suffix()
 	p("")
 	p("// func %s(t *directTile)", name)
 	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
@@ -139,26 +166,23 @@ func kernel(p func(string, ...any), groups int, bf16 bool) {
 	p("\tJZ epilogue")
 	p("\tMOVQ (AX), DX")
 	p("loop:")
-	for g := 0; g < groups; g++ {
-		if g == last {
-			p("\tVMOVUPS.Z %d(SI), K1, %s", 64*g, weight(g))
-		} else {
-			p("\tVMOVUPS %d(SI), %s", 64*g, weight(g))
-		}
-	}
+	loadRows()
 	for r, reg := range pixelRegs {
 		bc := 29 + r%3
-		if bf16 {
-			// A pixel's pair of bfloat16 inputs, one word.
-			p("\tVPBROADCASTD (%s)(DX*1), Z%d", reg, bc)
-		} else {
+		if m == float32Mode {
 			p("\tVBROADCASTSS (%s)(DX*1), Z%d", reg, bc)
+		} else {
+			// A pixel's pair of bfloat16 inputs, or quad of bytes: one word.
+			p("\tVPBROADCASTD (%s)(DX*1), Z%d", reg, bc)
 		}
 		for g := 0; g < groups; g++ {
-			if bf16 {
+			switch m {
+			case bf16Mode:
 				a := accIndex(r, g, groups)
 				p("\t%s // VDPBF16PS Z%d, Z%d, Z%d", vdpbf16ps(a, bc, firstWeight+g), firstWeight+g, bc, a)
-			} else {
+			case int8Mode:
+				p("\tVPDPBUSD %s, Z%d, %s", weight(g), bc, acc(r, g, groups))
+			default:
 				p("\tVFMADD231PS %s, Z%d, %s", weight(g), bc, acc(r, g, groups))
 			}
 		}
@@ -170,18 +194,16 @@ func kernel(p func(string, ...any), groups int, bf16 bool) {
 	p("\tADDQ $8, AX")
 	p("\tJMP run")
 	p("epilogue:")
-	p("\tMOVQ directTile_bias(DI), SI")
-	for g := 0; g < groups; g++ {
-		if g == last {
-			p("\tVMOVUPS.Z %d(SI), K1, %s", 64*g, weight(g))
-		} else {
-			p("\tVMOVUPS %d(SI), %s", 64*g, weight(g))
-		}
-	}
-	for r := 0; r < pixels; r++ {
-		for g := 0; g < groups; g++ {
-			a := acc(r, g, groups)
-			p("\tVADDPS %s, %s, %s", weight(g), a, a)
+	if m == int8Mode {
+		int8Epilogue(p, groups, loadRows)
+	} else {
+		p("\tMOVQ directTile_bias(DI), SI")
+		loadRows()
+		for r := 0; r < pixels; r++ {
+			for g := 0; g < groups; g++ {
+				a := acc(r, g, groups)
+				p("\tVADDPS %s, %s, %s", weight(g), a, a)
+			}
 		}
 	}
 	p("\tMOVQ directTile_skip(DI), SI")
@@ -224,6 +246,36 @@ func kernel(p func(string, ...any), groups int, bf16 bool) {
 	}
 	p("\tVZEROUPPER")
 	p("\tRET")
+}
+
+// int8Epilogue turns a VNNI kernel's int32 sums into float32 outputs
+// before the skip and ReLU: sum × the channel's weight scale × the
+// pixel's input scale + the bias.
+func int8Epilogue(p func(string, ...any), groups int, loadRows func()) {
+	for r := 0; r < pixels; r++ {
+		for g := 0; g < groups; g++ {
+			a := acc(r, g, groups)
+			p("\tVCVTDQ2PS %s, %s", a, a)
+		}
+	}
+	p("\tMOVQ directTile_wscale(DI), SI")
+	loadRows()
+	for r := 0; r < pixels; r++ {
+		for g := 0; g < groups; g++ {
+			a := acc(r, g, groups)
+			p("\tVMULPS Z%d, %s, %s", firstWeight+g, a, a)
+		}
+	}
+	p("\tMOVQ directTile_bias(DI), SI")
+	loadRows()
+	p("\tMOVQ directTile_scale(DI), SI")
+	for r := 0; r < pixels; r++ {
+		p("\tMOVQ directTile_scaleOff+%d(DI), DX", 8*r)
+		p("\tVBROADCASTSS (SI)(DX*1), Z29")
+		for g := 0; g < groups; g++ {
+			p("\tVFMADD213PS Z%d, Z29, %s", firstWeight+g, acc(r, g, groups))
+		}
+	}
 }
 
 // kernelAVX2 is kernel for AVX2. It has no mask registers: the weight rows
