@@ -41,10 +41,12 @@ type directTile struct {
 	// first 4.
 	inOff, outOff [6]int64
 	// The VNNI kernels' scales: wscale is the weight scale of each of
-	// the tile's output channels, scale each padded pixel's input scale,
-	// scaleOff each tile pixel's offset into scale in bytes.
-	wscale, scale unsafe.Pointer
-	scaleOff      [6]int64
+	// the tile's output channels and wsum their weight sums, scale each
+	// padded pixel's input scale and zero (nil if the inputs have no
+	// zero point) its zero point × scale, scaleOff each tile pixel's
+	// offset into scale and zero in bytes.
+	wscale, wsum, scale, zero unsafe.Pointer
+	scaleOff                  [6]int64
 }
 
 // directArch is a set of kernels: a tile is pixels × up to groups groups
@@ -52,9 +54,8 @@ type directTile struct {
 // bfloat16 inputs and weights (float32 sums and outputs), its other
 // layers as the float32 set of its width does; an amx set convolves
 // those whose channels come in 32s on AMX's tiles (amx_amd64.go), the
-// rest on AVX-512 BF16. An int8 set convolves the tower's 3×3 layers
-// whose inputs are never negative on bytes (int8.go), and the others
-// in bfloat16 where it is also bf16, else in float32.
+// rest on AVX-512 BF16. An int8 set convolves the tower's 3×3 layers on
+// bytes (int8.go), its other layers as the float32 set of its width.
 type directArch struct {
 	name                  string
 	pixels, lanes, groups int
@@ -139,6 +140,11 @@ type directGeom struct {
 	// index is, for an amx set, pix's inverse: each pixel's index in
 	// pix, or −1 for the padding, over halfPixels() pixels.
 	index []int32
+	// border lists, for an int8 set, the padding pixels of the batch,
+	// position by position, borderCells of them a position: int8 inputs
+	// with a zero point hold it there.
+	border      []int32
+	borderCells int
 }
 
 func newDirectGeom(arch directArch, sh shape, batch int) directGeom {
@@ -149,6 +155,18 @@ func newDirectGeom(arch directArch, sh shape, batch int) directGeom {
 		for y := 0; y < sh.height; y++ {
 			for x := 0; x < sh.width; x++ {
 				g.pix = append(g.pix, int32(b*g.padCells+(y+1)*pw+x+1))
+			}
+		}
+	}
+	if arch.int8 {
+		g.borderCells = g.padCells - sh.cells()
+		for b := 0; b < batch; b++ {
+			for y := 0; y < sh.height+2; y++ {
+				for x := 0; x < pw; x++ {
+					if y == 0 || y == sh.height+1 || x == 0 || x == pw-1 {
+						g.border = append(g.border, int32(b*g.padCells+y*pw+x))
+					}
+				}
 			}
 		}
 	}
@@ -183,9 +201,10 @@ type direct struct {
 	// padded like x, for the bf16 kernels.
 	half []uint16
 	// quant is the input of a tower convolution in bytes, padded like x,
-	// and qscale each padded pixel's scale, for the int8 kernels.
-	quant  []uint8
-	qscale []float32
+	// and qscale and qzero each padded pixel's scale and zero point ×
+	// scale, for the int8 kernels.
+	quant         []uint8
+	qscale, qzero []float32
 }
 
 func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
@@ -201,6 +220,7 @@ func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
 	if arch.int8 {
 		d.quant = make([]uint8, n*cfg.Filters)
 		d.qscale = make([]float32, n)
+		d.qzero = make([]float32, n)
 	}
 	return d
 }
@@ -256,9 +276,9 @@ type directConv struct {
 	kernel, words, out int
 	inStride           int64
 	w                  unsafe.Pointer
-	bias               []float32
-	prec               precision
-	wscale, scale      unsafe.Pointer
+	bias                      []float32
+	prec                      precision
+	wscale, wsum, scale, zero unsafe.Pointer
 }
 
 // precision is what a convolution's inputs and weights are held in; its
@@ -286,7 +306,7 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 	}
 	t.in = src
 	t.ldw = outStride
-	t.scale = c.scale
+	t.scale, t.zero = c.scale, c.zero
 	if relu {
 		t.relu = 1
 	}
@@ -307,7 +327,7 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 			t.skip = unsafe.Pointer(&skip[col])
 		}
 		if c.prec == precInt8 {
-			t.wscale = unsafe.Add(c.wscale, col*4)
+			t.wscale, t.wsum = unsafe.Add(c.wscale, col*4), unsafe.Add(c.wsum, col*4)
 		}
 		for first := lo; first < hi; first += d.arch.pixels {
 			// A last, partial tile repeats its last pixel: the same

@@ -86,15 +86,12 @@ func directBF16Archs() []directArch {
 }
 
 // directInt8Archs lists the int8 kernel sets this CPU runs: AVX-512
-// VNNI, whose convolutions that cannot take bytes run in bfloat16 where
-// the CPU has AVX-512 BF16.
+// VNNI.
 func directInt8Archs() []directArch {
 	if !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512VNNI {
 		return nil
 	}
-	arch := archAVX512VNNI
-	arch.bf16 = cpu.X86.HasAVX512BF16
-	return []directArch{arch}
+	return []directArch{archAVX512VNNI}
 }
 
 // directBF16 is the fastest bfloat16 kernel set, where the CPU has one.

@@ -22,8 +22,7 @@ type model struct {
 	blocksBF16 [][2]bf16Conv
 	// blocksInt8 are the blocks' convolutions in bytes, for the int8
 	// kernels (directArch.int8), where the CPU has them and the tower's
-	// filters come in fours; nil for a convolution whose inputs may be
-	// negative (after a global pooling bias).
+	// filters come in fours.
 	blocksInt8 [][2]*int8Conv
 	// gpool is each block's global pooling layer, nil in blocks without.
 	gpool                 []*foldedDense
@@ -129,11 +128,7 @@ func newModel(g env.Game, cfg nn.Config, l nn.Layers) *model {
 			m.blocksBF16 = append(m.blocksBF16, [2]bf16Conv{newBF16Conv(last[0]), newBF16Conv(last[1])})
 		}
 		if int8s && cfg.Filters%4 == 0 {
-			pair := [2]*int8Conv{newInt8Conv(last[0]), nil}
-			if l.GlobalPool[i] == nil {
-				pair[1] = newInt8Conv(last[1])
-			}
-			m.blocksInt8 = append(m.blocksInt8, pair)
+			m.blocksInt8 = append(m.blocksInt8, [2]*int8Conv{newInt8Conv(last[0]), newInt8Conv(last[1])})
 		}
 		var pool *foldedDense
 		if d := l.GlobalPool[i]; d != nil {
@@ -414,16 +409,17 @@ func (e *Evaluator) towerDirect(input []float32, count int) (policy, value []flo
 
 // towerConv applies convolution k of block i to the n pixels of src
 // into dst (padded), adding skip where it is not nil: on bytes with the
-// int8 kernels where its inputs are never negative, src quantized into
-// d.quant first; in bfloat16 with the bf16 kernels, src rounded into
-// d.half first; else in float32.
+// int8 kernels, src quantized into d.quant first (with a zero point after
+// a global pooling bias, which can make inputs negative); in bfloat16
+// with the bf16 kernels, src rounded into d.half first; else in float32.
 func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int) {
 	if d.arch.int8 && len(f.blocksInt8) > 0 {
-		if c := f.blocksInt8[i][k]; c != nil {
-			quantizePixels(d.quant, d.qscale, src, d.pix[:n], f.shape.cells(), c.in)
-			d.convInt8(c, d.quant, d.qscale, dst, skip, 0, n, true, false)
-			return
-		}
+		c, cells := f.blocksInt8[i][k], f.shape.cells()
+		signed := k == 1 && f.gpool[i] != nil
+		q := quantized{bytes: d.quant, scale: d.qscale, zero: d.qzero}
+		quantizePixels(q, src, d.pix[:n], cells, c.in, d.border[:n/cells*d.borderCells], d.borderCells, signed)
+		d.convInt8(c, q, signed, dst, skip, 0, n, true, false)
+		return
 	}
 	if !d.arch.bf16 || len(f.blocksBF16) == 0 {
 		d.conv(&f.blocks[i][k], src, dst, skip, 0, n, true, false)

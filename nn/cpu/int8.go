@@ -11,32 +11,34 @@ import (
 //
 //   - each output channel's weights are scaled by their largest
 //     magnitude to −127..127 (symmetric, so no zero point);
-//   - each position's inputs are scaled by their largest value to
-//     0..255: they are ReLU outputs, never negative. A 3×3 convolution
-//     reads only its own position's pixels (the padding is zero), so one
-//     scale a position serves the whole neighbourhood, and a position's
-//     result does not depend on the others in its batch;
-//   - the output is sum × weight scale × input scale + bias, float32.
-//
-// A block's second convolution after a global pooling bias reads inputs
-// that the bias may have made negative: it runs in bfloat16 (or float32)
-// instead.
+//   - each position's inputs are scaled by their range to 0..255: a
+//     3×3 convolution reads only its own position's pixels, so one scale
+//     a position serves the whole neighbourhood, and a position's result
+//     does not depend on the others in its batch. Most inputs are ReLU
+//     outputs, never negative, and 0 is byte 0; a global pooling bias,
+//     added after the ReLU, can make its block's second convolution's
+//     inputs negative, and their zero becomes a byte zp (a zero point),
+//     which the position's padding holds too;
+//   - the output is (sum − zp × the channel's weight sum) × weight scale
+//     × input scale + bias, in float32.
 
 // int8Conv is a foldedConv (of a multiple of 4 input channels) for the
 // VNNI kernels: w has a row for each quad of input channels at each kernel
 // offset, (ky·kernel + kx)·in/4 + quad, holding for each output channel
 // the quad's four weights as signed bytes, the lowest channel's in the
 // low byte. wscale is each output channel's scale (a weight is its byte
-// × the scale), b the foldedConv's bias.
+// × the scale) and wsum the sum of its weights as bytes × the scale; b is
+// the foldedConv's bias.
 type int8Conv struct {
 	kernel, in, out int
 	w               []uint32
-	wscale, b       []float32
+	wscale, wsum, b []float32
 }
 
 func newInt8Conv(c foldedConv) *int8Conv {
 	kk, quads := c.kernel*c.kernel, c.in/4
-	ic := &int8Conv{kernel: c.kernel, in: c.in, out: c.out, w: make([]uint32, kk*quads*c.out), wscale: make([]float32, c.out), b: c.b}
+	ic := &int8Conv{kernel: c.kernel, in: c.in, out: c.out, w: make([]uint32, kk*quads*c.out),
+		wscale: make([]float32, c.out), wsum: make([]float32, c.out), b: c.b}
 	inv := make([]float32, c.out)
 	for o := range c.out {
 		var most float32
@@ -47,72 +49,103 @@ func newInt8Conv(c foldedConv) *int8Conv {
 			ic.wscale[o], inv[o] = most/127, 127/most
 		}
 	}
+	sums := make([]int, c.out)
 	for k := 0; k < kk; k++ {
 		for j := 0; j < quads; j++ {
 			row := ic.w[(k*quads+j)*c.out:][:c.out]
 			for o := range row {
 				var word uint32
 				for b := 0; b < 4; b++ {
-					q := math.RoundToEven(float64(c.w[(k*c.in+4*j+b)*c.out+o] * inv[o]))
-					word |= uint32(uint8(int8(min(max(q, -127), 127)))) << (8 * b)
+					q := int8(min(max(math.RoundToEven(float64(c.w[(k*c.in+4*j+b)*c.out+o]*inv[o])), -127), 127))
+					word |= uint32(uint8(q)) << (8 * b)
+					sums[o] += int(q)
 				}
 				row[o] = word
 			}
 		}
 	}
+	for o, s := range sums {
+		ic.wsum[o] = float32(s) * ic.wscale[o]
+	}
 	return ic
 }
 
-// convInt8 is conv of c on bytes: src holds the padded activations as
-// bytes (c.in channels a pixel) and scale each padded pixel's scale; the
-// sums are int32, dst float32.
-func (d *directGeom) convInt8(c *int8Conv, src []uint8, scale []float32, dst, skip []float32, lo, hi int, relu, compact bool) {
+// convInt8 is conv of c on bytes: q holds the padded activations as bytes
+// (c.in channels a pixel) and each padded pixel's scale and, if signed,
+// zero point × scale; the sums are int32, dst float32.
+func (d *directGeom) convInt8(c *int8Conv, q quantized, signed bool, dst, skip []float32, lo, hi int, relu, compact bool) {
 	if !d.arch.int8 {
 		panic("nn: int8 convolution with the " + d.arch.name + " kernels")
 	}
 	dc := directConv{kernel: c.kernel, words: c.in / 4, inStride: int64(c.in), out: c.out, w: unsafe.Pointer(&c.w[0]), bias: c.b,
-		prec: precInt8, wscale: unsafe.Pointer(&c.wscale[0]), scale: unsafe.Pointer(&scale[0])}
-	d.tiles(dc, unsafe.Pointer(&src[0]), dst, skip, lo, hi, relu, compact)
+		prec: precInt8, wscale: unsafe.Pointer(&c.wscale[0]), wsum: unsafe.Pointer(&c.wsum[0]), scale: unsafe.Pointer(&q.scale[0])}
+	if signed {
+		dc.zero = unsafe.Pointer(&q.zero[0])
+	}
+	d.tiles(dc, unsafe.Pointer(&q.bytes[0]), dst, skip, lo, hi, relu, compact)
+}
+
+// quantized is a batch of int8 inputs: bytes (padded pixels × channels),
+// and each padded pixel's scale and zero point × scale.
+type quantized struct {
+	bytes       []uint8
+	scale, zero []float32
 }
 
 // quantizePixels writes the channels of the pixels in pix (ascending, a
-// position's cells after another's) from src into dst as bytes, each
-// position scaled by its largest value to 0..255, rounded to nearest
-// even, and each of its pixels' scale (the largest value / 255) into
-// scale. The inputs are never negative (a negative one would be 0).
-func quantizePixels(dst []uint8, scale, src []float32, pix []int32, cells, channels int) {
-	for first := 0; first < len(pix); first += cells {
+// position's cells after another's) from src into q as bytes, each
+// position's range from min(0, its least) to its largest scaled to
+// 0..255 and rounded to nearest even, and each of its pixels' scale
+// (the range / 255) and zero point × scale. Unless signed the inputs are
+// never negative (a negative one would be 0) and the zero point is 0.
+// The zero point is also written into the position's padding pixels,
+// borderCells a position in border, so that they read as zero.
+func quantizePixels(q quantized, src []float32, pix []int32, cells, channels int, border []int32, borderCells int, signed bool) {
+	for i, first := 0, 0; first < len(pix); i, first = i+1, first+cells {
 		pos := pix[first : first+cells]
-		most := maxPixels(src, pos, channels)
-		var s, inv float32 // all zero: every byte 0
-		if most != 0 {
-			s, inv = most/255, 255/most
+		lo, hi := rangePixels(src, pos, channels)
+		if !signed {
+			lo = 0
+		}
+		var s, inv float32 // all zero: every byte the zero point, 0
+		zp := 0
+		if hi > lo {
+			s, inv = (hi-lo)/255, 255/(hi-lo)
+			zp = int(min(math.RoundToEven(float64(-lo*inv)), 255))
 		}
 		for _, p := range pos {
-			scale[p] = s
+			q.scale[p], q.zero[p] = s, float32(zp)*s
 		}
-		quantPixels(dst, src, pos, channels, inv)
+		quantPixels(q.bytes, src, pos, channels, inv, int32(zp))
+		if border != nil {
+			for _, p := range border[i*borderCells : (i+1)*borderCells] {
+				row := q.bytes[int(p)*channels:][:channels]
+				for j := range row {
+					row[j] = uint8(zp)
+				}
+			}
+		}
 	}
 }
 
-// maxPixelsGo is the largest of the channels of the pixels in pix, or 0.
-func maxPixelsGo(src []float32, pix []int32, channels int) float32 {
-	var most float32
+// rangePixelsGo is the least and the largest of the channels of the
+// pixels in pix, and 0.
+func rangePixelsGo(src []float32, pix []int32, channels int) (lo, hi float32) {
 	for _, p := range pix {
 		for _, v := range src[int(p)*channels:][:channels] {
-			most = max(most, v)
+			lo, hi = min(lo, v), max(hi, v)
 		}
 	}
-	return most
+	return lo, hi
 }
 
 // quantPixelsGo writes the channels of the pixels in pix × inv, rounded
-// to nearest even and held to 0..255, into dst.
-func quantPixelsGo(dst []uint8, src []float32, pix []int32, channels int, inv float32) {
+// to nearest even, + zp, held to 0..255, into dst.
+func quantPixelsGo(dst []uint8, src []float32, pix []int32, channels int, inv float32, zp int32) {
 	for _, p := range pix {
 		in, out := src[int(p)*channels:][:channels], dst[int(p)*channels:][:channels]
 		for j, v := range in {
-			out[j] = uint8(min(max(math.RoundToEven(float64(v*inv)), 0), 255))
+			out[j] = uint8(min(max(math.RoundToEven(float64(v*inv))+float64(zp), 0), 255))
 		}
 	}
 }

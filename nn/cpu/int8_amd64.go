@@ -5,10 +5,10 @@ package cpu
 import "golang.org/x/sys/cpu"
 
 //go:noescape
-func maxPixelsAVX512(src *float32, pix *int32, n int, channels int) float32
+func rangePixelsAVX512(src *float32, pix *int32, n int, channels int) (lo, hi float32)
 
 //go:noescape
-func quantPixelsAVX512(dst *uint8, src *float32, pix *int32, n int, channels int, inv float32)
+func quantPixelsAVX512(dst *uint8, src *float32, pix *int32, n int, channels int, inv float32, zp int32)
 
 // pixelsAVX512 says whether the pixel loops of int8 inference can run in
 // AVX-512 over n pixels of channels in sixteens, the largest index last,
@@ -26,20 +26,21 @@ func pixelsAVX512(dst []uint8, src []float32, pix []int32, channels int) bool {
 	return true
 }
 
-// maxPixels is the largest of the channels of the pixels in pix, or 0.
-func maxPixels(src []float32, pix []int32, channels int) float32 {
+// rangePixels is the least and the largest of the channels of the
+// pixels in pix, and 0.
+func rangePixels(src []float32, pix []int32, channels int) (lo, hi float32) {
 	if !pixelsAVX512(nil, src, pix, channels) {
-		return maxPixelsGo(src, pix, channels)
+		return rangePixelsGo(src, pix, channels)
 	}
-	return maxPixelsAVX512(&src[0], &pix[0], len(pix), channels)
+	return rangePixelsAVX512(&src[0], &pix[0], len(pix), channels)
 }
 
 // quantPixels writes the channels of the pixels in pix × inv, rounded to
-// nearest even and held to 0..255, into dst.
-func quantPixels(dst []uint8, src []float32, pix []int32, channels int, inv float32) {
+// nearest even, + zp, held to 0..255, into dst.
+func quantPixels(dst []uint8, src []float32, pix []int32, channels int, inv float32, zp int32) {
 	if !pixelsAVX512(dst, src, pix, channels) {
-		quantPixelsGo(dst, src, pix, channels, inv)
+		quantPixelsGo(dst, src, pix, channels, inv, zp)
 		return
 	}
-	quantPixelsAVX512(&dst[0], &src[0], &pix[0], len(pix), channels, inv)
+	quantPixelsAVX512(&dst[0], &src[0], &pix[0], len(pix), channels, inv, zp)
 }

@@ -27,7 +27,9 @@
 // word: VPDPBUSD adds the four products into int32 sums, four times the
 // multiplies of a VFMADD231PS. Their epilogue turns the sums into
 // float32, scales them by the output channel's weight scale and the
-// pixel's input scale, adds the bias, and goes on as the others do.
+// pixel's input scale, adds the bias, takes away the inputs' zero point
+// times the channel's weight sum where the inputs have one, and goes on
+// as the others do.
 package main
 
 import (
@@ -276,6 +278,22 @@ func int8Epilogue(p func(string, ...any), groups int, loadRows func()) {
 			p("\tVFMADD213PS Z%d, Z29, %s", firstWeight+g, acc(r, g, groups))
 		}
 	}
+	// Inputs with a zero point: − (zero point × input scale) × (the
+	// channel's weight sum × its scale), the pixel's factor at the same
+	// offset in zero as its scale in scale.
+	p("\tMOVQ directTile_zero(DI), CX")
+	p("\tTESTQ CX, CX")
+	p("\tJZ nozero")
+	p("\tMOVQ directTile_wsum(DI), SI")
+	loadRows()
+	for r := 0; r < pixels; r++ {
+		p("\tMOVQ directTile_scaleOff+%d(DI), DX", 8*r)
+		p("\tVBROADCASTSS (CX)(DX*1), Z29")
+		for g := 0; g < groups; g++ {
+			p("\tVFNMADD231PS Z%d, Z29, %s", firstWeight+g, acc(r, g, groups))
+		}
+	}
+	p("nozero:")
 }
 
 // kernelAVX2 is kernel for AVX2. It has no mask registers: the weight rows
