@@ -270,12 +270,13 @@ func (d *directGeom) convBF16(c *bf16Conv, src []uint16, dst, skip []float32, lo
 // are words 4-byte words (its channels, its pairs of bfloat16 channels or
 // its quads of byte channels) at inStride bytes from the last pixel's; w
 // has a row of out words for each word of a pixel's kernel×kernel
-// neighbourhood. An int8 convolution has its weight scales (out) and
-// its input's pixel scales (one a padded pixel).
+// neighbourhood. An int8 convolution has its weight scales and sums (out
+// each) and its input's pixel scales and, if its inputs have a zero
+// point, zero points × scales (one a padded pixel).
 type directConv struct {
-	kernel, words, out int
-	inStride           int64
-	w                  unsafe.Pointer
+	kernel, words, out        int
+	inStride                  int64
+	w                         unsafe.Pointer
 	bias                      []float32
 	prec                      precision
 	wscale, wsum, scale, zero unsafe.Pointer
