@@ -183,16 +183,18 @@ func testBF16Evaluator(t *testing.T, arch directArch, tg testGame) {
 
 // TestFastBackendTakesBF16: the fast backend evaluates in bfloat16 where
 // the CPU has it, on AMX where it has that, unless FLIPZERO_CONV names
-// another kernel set; the float32 backend never does.
+// another kernel set or the CPU has AVX-512 VNNI and no AMX (then it
+// evaluates on bytes: TestInt8Choice); the float32 backend never does.
 func TestFastBackendTakesBF16(t *testing.T) {
 	_, hasBF16 := directBF16()
 	hasAMX := hasBF16 && directBF16Archs()[0].amx
+	hasVNNI := len(directInt8Archs()) > 0
 	for _, tc := range []struct {
 		env               string
 		fast              bool
 		wantBF16, wantAMX bool
 	}{
-		{"", true, hasBF16, hasAMX},
+		{"", true, hasBF16 && (hasAMX || !hasVNNI), hasAMX},
 		{"", false, false, false},
 		{"avx512", true, false, false},
 		{"avx512bf16", false, hasBF16, false},
@@ -201,7 +203,7 @@ func TestFastBackendTakesBF16(t *testing.T) {
 		{"im2row", true, false, false},
 	} {
 		t.Setenv("FLIPZERO_CONV", tc.env)
-		b := backend{bf16: tc.fast}
+		b := backend{fast: tc.fast}
 		arch, direct := b.arch()
 		if got := direct && arch.bf16; got != tc.wantBF16 {
 			t.Errorf("FLIPZERO_CONV=%q, fast %v: bfloat16 %v (%s), want %v", tc.env, tc.fast, got, b.ConvInfo(), tc.wantBF16)

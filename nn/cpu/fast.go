@@ -417,7 +417,14 @@ func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int) 
 		c, cells := f.blocksInt8[i][k], f.shape.cells()
 		signed := k == 1 && f.gpool[i] != nil
 		q := quantized{bytes: d.quant, scale: d.qscale, zero: d.qzero}
-		quantizePixels(q, src, d.pix[:n], cells, c.in, d.border[:n/cells*d.borderCells], d.borderCells, signed)
+		var border []int32 // the padding is written only where it must change
+		if signed {
+			border, d.dirty = d.border[:n/cells*d.borderCells], max(d.dirty, n/cells)
+		} else if d.dirty > 0 {
+			fillPixels(d.quant, d.border[:d.dirty*d.borderCells], c.in, 0)
+			d.dirty = 0
+		}
+		quantizePixels(q, src, d.pix[:n], cells, c.in, border, d.borderCells, signed)
 		d.convInt8(c, q, signed, dst, skip, 0, n, true, false)
 		return
 	}

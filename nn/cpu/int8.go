@@ -98,8 +98,9 @@ type quantized struct {
 // 0..255 and rounded to nearest even, and each of its pixels' scale
 // (the range / 255) and zero point × scale. Unless signed the inputs are
 // never negative (a negative one would be 0) and the zero point is 0.
-// The zero point is also written into the position's padding pixels,
-// borderCells a position in border, so that they read as zero.
+// Where border is not nil the zero point is also written into the
+// position's padding pixels, borderCells a position in border, so that
+// they read as zero.
 func quantizePixels(q quantized, src []float32, pix []int32, cells, channels int, border []int32, borderCells int, signed bool) {
 	for i, first := 0, 0; first < len(pix); i, first = i+1, first+cells {
 		pos := pix[first : first+cells]
@@ -118,13 +119,23 @@ func quantizePixels(q quantized, src []float32, pix []int32, cells, channels int
 		}
 		quantPixels(q.bytes, src, pos, channels, inv, int32(zp))
 		if border != nil {
-			for _, p := range border[i*borderCells : (i+1)*borderCells] {
-				row := q.bytes[int(p)*channels:][:channels]
-				for j := range row {
-					row[j] = uint8(zp)
-				}
-			}
+			fillPixels(q.bytes, border[i*borderCells:(i+1)*borderCells], channels, uint8(zp))
 		}
+	}
+}
+
+// fillPixels sets every channel of the pixels in pix to v: the first
+// pixel byte by byte, the others copied from it.
+func fillPixels(dst []uint8, pix []int32, channels int, v uint8) {
+	if len(pix) == 0 {
+		return
+	}
+	first := dst[int(pix[0])*channels:][:channels]
+	for j := range first {
+		first[j] = v
+	}
+	for _, p := range pix[1:] {
+		copy(dst[int(p)*channels:][:channels], first)
 	}
 }
 

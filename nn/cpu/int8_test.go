@@ -347,19 +347,24 @@ func TestInt8EvaluatorAgreesWithFloat32(t *testing.T) {
 	}
 }
 
-// TestInt8OnlyWhenAsked: FLIPZERO_CONV=avx512vnni gives every evaluator
-// the int8 kernels, and the trainer float32 ones; nothing else does.
-func TestInt8OnlyWhenAsked(t *testing.T) {
+// TestInt8Choice: the fast backend's evaluators take the int8 kernels
+// where the CPU has AVX-512 VNNI and no AMX, unless FLIPZERO_CONV names
+// another set; FLIPZERO_CONV=avx512vnni gives them to every evaluator;
+// the trainer never takes them.
+func TestInt8Choice(t *testing.T) {
 	net, err := nn.New(othello.Othello(), nn.Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hasVNNI := len(directInt8Archs()) > 0
+	bf16s := directBF16Archs()
+	hasAMX := len(bf16s) > 0 && bf16s[0].amx
 	for _, env := range []string{"", "avx512", "avx512bf16", "avx512vnni"} {
 		t.Setenv("FLIPZERO_CONV", env)
 		for _, fast := range []bool{false, true} {
-			arch, direct := backend{bf16: fast}.arch()
-			if got, want := direct && arch.int8, env == "avx512vnni" && hasVNNI; got != want {
+			arch, direct := backend{fast: fast}.arch()
+			want := hasVNNI && (env == "avx512vnni" || env == "" && fast && !hasAMX)
+			if got := direct && arch.int8; got != want {
 				t.Errorf("FLIPZERO_CONV=%q, fast %v: int8 %v, want %v", env, fast, got, want)
 			}
 		}
