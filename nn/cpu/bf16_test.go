@@ -150,21 +150,7 @@ func testBF16Evaluator(t *testing.T, arch directArch, tg testGame) {
 	perturbBatchNorm(n, 5)
 	const count = 7
 	inputs := encodeAll(tg.states(count, 21))
-	forward := func(a directArch) []float32 {
-		ev, err := newEvaluator(n.Fold(), 8, a, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		logits, wdl, err := ev.Forward(inputs, count)
-		if err != nil {
-			t.Fatal(err)
-		}
-		actions := len(logits) / count
-		for b := 0; b < count; b++ {
-			softmaxInPlace(logits[b*actions : (b+1)*actions])
-		}
-		return append(append([]float32(nil), logits...), wdl...)
-	}
+	forward := func(a directArch) []float32 { return probabilities(t, n, a, inputs, count) }
 	want, got := forward(archAVX512), forward(arch)
 	d := maxAbsDiff(want, got)
 	t.Logf("largest difference of a probability: %.2g", d)

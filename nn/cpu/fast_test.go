@@ -60,6 +60,25 @@ func encodeAll(states []env.State) []float32 {
 	return out
 }
 
+// probabilities runs n with arch's kernels on count encoded positions
+// and returns their policies' probabilities, then their win/draw/loss.
+func probabilities(t *testing.T, n *nn.Network, arch directArch, inputs []float32, count int) []float32 {
+	t.Helper()
+	ev, err := newEvaluator(n.Fold(), 8, arch, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, wdl, err := ev.Forward(inputs, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actions := len(logits) / count
+	for b := 0; b < count; b++ {
+		softmaxInPlace(logits[b*actions : (b+1)*actions])
+	}
+	return append(append([]float32(nil), logits...), wdl...)
+}
+
 func maxAbsDiff(a, b []float32) float64 {
 	d := 0.0
 	for i := range a {
