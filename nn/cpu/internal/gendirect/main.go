@@ -270,14 +270,19 @@ func int8Epilogue(p func(string, ...any), groups int, loadRows func()) {
 	}
 	p("\tMOVQ directTile_bias(DI), SI")
 	loadRows()
-	p("\tMOVQ directTile_scale(DI), SI")
-	for r := 0; r < pixels; r++ {
-		p("\tMOVQ directTile_scaleOff+%d(DI), DX", 8*r)
-		p("\tVBROADCASTSS (SI)(DX*1), Z29")
-		for g := 0; g < groups; g++ {
-			p("\tVFMADD213PS Z%d, Z29, %s", firstWeight+g, acc(r, g, groups))
+	// pixelPass applies op to each sum with its group's row and the
+	// pixel's factor, read from base at the pixel's scaleOff.
+	pixelPass := func(base, op string) {
+		for r := 0; r < pixels; r++ {
+			p("\tMOVQ directTile_scaleOff+%d(DI), DX", 8*r)
+			p("\tVBROADCASTSS (%s)(DX*1), Z29", base)
+			for g := 0; g < groups; g++ {
+				p("\t%s Z%d, Z29, %s", op, firstWeight+g, acc(r, g, groups))
+			}
 		}
 	}
+	p("\tMOVQ directTile_scale(DI), SI")
+	pixelPass("SI", "VFMADD213PS")
 	// Inputs with a zero point: − (zero point × input scale) × (the
 	// channel's weight sum × its scale), the pixel's factor at the same
 	// offset in zero as its scale in scale.
@@ -286,13 +291,7 @@ func int8Epilogue(p func(string, ...any), groups int, loadRows func()) {
 	p("\tJZ nozero")
 	p("\tMOVQ directTile_wsum(DI), SI")
 	loadRows()
-	for r := 0; r < pixels; r++ {
-		p("\tMOVQ directTile_scaleOff+%d(DI), DX", 8*r)
-		p("\tVBROADCASTSS (CX)(DX*1), Z29")
-		for g := 0; g < groups; g++ {
-			p("\tVFNMADD231PS Z%d, Z29, %s", firstWeight+g, acc(r, g, groups))
-		}
-	}
+	pixelPass("CX", "VFNMADD231PS")
 	p("nozero:")
 }
 
