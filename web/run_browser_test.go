@@ -112,7 +112,7 @@ func TestBrowserRun(t *testing.T) {
 	status, _ := json.Marshal(loop.Status{Generation: 4, Phase: loop.PhaseSelfPlay, Done: 5, Total: runGames,
 		GenerationStarted: now.Add(-7 * time.Second).Format(time.RFC3339Nano), PhaseStarted: now.Add(-7 * time.Second).Format(time.RFC3339Nano),
 		Updated: now.Format(time.RFC3339Nano)})
-	if err := os.WriteFile(dir.Status(), status, 0o644); err != nil {
+	if err := atomicfile.WriteBytes(dir.Status(), status); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, ctx, "generation 4 in progress", `document.getElementById("status-line").textContent.includes("Generation 4: self-play — 5 / 12 games")`)

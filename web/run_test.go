@@ -18,6 +18,7 @@ import (
 	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/internal/atomicfile"
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn/cpu"
 	"github.com/flipzero/flipzero/runfolder"
@@ -353,7 +354,8 @@ func TestRunEvents(t *testing.T) {
 		t.Fatalf("after a generation was appended: %d generations", len(v.Metrics))
 	}
 	status, _ := json.Marshal(loop.Status{Generation: 4, Phase: loop.PhaseSelfPlay, Done: 3, Total: runGames})
-	if err := os.WriteFile(dir.Status(), status, 0o644); err != nil {
+	// Written as the loop writes it: a poll never sees a half-written file.
+	if err := atomicfile.WriteBytes(dir.Status(), status); err != nil {
 		t.Fatal(err)
 	}
 	// The status alone changed: the event carries it alone.
@@ -366,7 +368,7 @@ func TestRunEvents(t *testing.T) {
 	// status below is last written 9.7 s before the silence threshold.
 	beat, _ := json.Marshal(loop.Status{Generation: 5, Phase: loop.PhaseSelfPlay, Heartbeat: 1,
 		Updated: time.Now().Add(-9700 * time.Millisecond).UTC().Format(time.RFC3339Nano)})
-	if err := os.WriteFile(dir.Status(), beat, 0o644); err != nil {
+	if err := atomicfile.WriteBytes(dir.Status(), beat); err != nil {
 		t.Fatal(err)
 	}
 	for _, silent := range []bool{false, true} {
@@ -377,7 +379,7 @@ func TestRunEvents(t *testing.T) {
 		}
 	}
 	// A status that does not read comes with the whole view, which says so.
-	if err := os.WriteFile(dir.Status(), []byte("{"), 0o644); err != nil {
+	if err := atomicfile.WriteBytes(dir.Status(), []byte("{")); err != nil {
 		t.Fatal(err)
 	}
 	if v := readEvent(t, rd); v.Status != nil || len(v.Problems) != 1 {
