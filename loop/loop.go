@@ -345,6 +345,7 @@ func loadNewestCheckpoint(run runfolder.Folder, g env.Game, cfg Config, opts Loo
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	net.NeutralHeads()
 	var average *nn.Network
 	if averaging {
 		average = net.Clone()

@@ -267,6 +267,29 @@ func (n *Network) initialize(seed uint64) {
 	}
 }
 
+// NeutralHeads zeroes the last layer of the policy and value heads, so
+// that the network predicts a uniform policy and an even value (win, draw
+// and loss a third each) for every position, whatever the seed of the
+// rest. A run starts from it: its first games are then led by the search
+// alone, not by a random network's preferences, which differ from seed to
+// seed (a fresh He-normal network's logits spread about as widely as a
+// trained one's). The heads learn from the first step on: a zeroed
+// layer's gradient is its input's, which the tower still gives.
+func (n *Network) NeutralHeads() {
+	if n.policyOut != nil {
+		// Batch norm without ReLU ends the convolutional head: its scale
+		// is what makes the logits, whatever the convolution's weights.
+		fill(n.policyOut.gamma.data, 0)
+		fill(n.policyOut.beta.data, 0)
+	}
+	for _, d := range []*dense{&n.policyFC, n.policyGlobal, &n.valueFC2} {
+		if d != nil && d.w != nil {
+			fill(d.w.data, 0)
+			fill(d.b.data, 0)
+		}
+	}
+}
+
 // allConvs is convs and the auxiliary heads' convolutions.
 func (n *Network) allConvs() []*conv {
 	out := n.convs()
