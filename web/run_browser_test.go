@@ -316,7 +316,9 @@ func TestBrowserRunSolitaire(t *testing.T) {
 	if got := textOf(t, ctx, "#matches tbody"); !strings.Contains(got, " vs ") {
 		t.Errorf("the matches show %q, want both mean scores", got)
 	}
-	waitFor(t, ctx, "a game to replay", `document.getElementById("replay").dataset.ply === "0" && document.querySelectorAll("#replay-moves li").length > 2`)
+	// A deal can end after two placements that capture nothing: any
+	// listed move says the game is loaded.
+	waitFor(t, ctx, "a game to replay", `document.getElementById("replay").dataset.ply === "0" && document.querySelectorAll("#replay-moves li").length > 0`)
 	if got := textOf(t, ctx, "#replay-game"); !strings.Contains(got, ", score ") || strings.Contains(got, "wins") {
 		t.Errorf("the games are listed as %q, want their scores", got)
 	}

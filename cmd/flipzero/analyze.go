@@ -123,7 +123,7 @@ func modelEvaluator(path, gameName string, dev deviceFlag) (env.Game, mcts.Evalu
 	if err != nil {
 		return nil, nil, err
 	}
-	eval, err := nn.NewEvaluator(backend, ckpt.Network.Fold(), mcts.DefaultConfig().LeavesPerTree)
+	eval, err := nn.NewEvaluator(backend, ckpt.Network.Fold(), mcts.PlayConfig().LeavesPerTree)
 	if err != nil {
 		return nil, nil, err
 	}
