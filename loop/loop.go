@@ -221,6 +221,9 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		if m.OwnershipLoss > 0 || m.ScoreLoss > 0 {
 			aux = fmt.Sprintf(" ownership %.3f score %.3f", m.OwnershipLoss, m.ScoreLoss)
 		}
+		if m.SoftPolicyLoss > 0 {
+			aux += fmt.Sprintf(" soft policy %.3f", m.SoftPolicyLoss)
+		}
 		played := fmt.Sprintf("%d games, %d positions (%.0f/s), %.0f evals/s", m.Games, m.Positions, m.PositionsS, m.EvalsS)
 		if m.PolicySurprise != nil {
 			played += fmt.Sprintf(", surprise %.3f", *m.PolicySurprise)
@@ -477,7 +480,7 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 	gen.status.phase(gen.number, PhaseTraining, steps, "steps")
 	defer bar.Close()
 	start := time.Now()
-	var policySum, valueSum, ownershipSum, scoreSum float64
+	var policySum, valueSum, ownershipSum, scoreSum, softSum float64
 	for i := 0; i < steps; i++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -495,6 +498,7 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 		valueSum += losses.Value
 		ownershipSum += losses.Ownership
 		scoreSum += losses.Score
+		softSum += losses.SoftPolicy
 		m.LR = lr
 		bar.Add(1)
 		gen.status.progress(i + 1)
@@ -505,6 +509,7 @@ func train(ctx context.Context, gen generation, newSamples int, m *GenerationMet
 	m.ValueLoss = valueSum / float64(steps)
 	m.OwnershipLoss = ownershipSum / float64(steps)
 	m.ScoreLoss = scoreSum / float64(steps)
+	m.SoftPolicyLoss = softSum / float64(steps)
 	if s := time.Since(start).Seconds(); s > 0 {
 		m.TrainS = float64(steps*tc.BatchSize) / s
 	}

@@ -46,10 +46,13 @@ type GenerationMetrics struct {
 	ValueLoss   float64 `json:"value_loss"`
 	// The auxiliary heads' mean squared errors, where the network has
 	// them (nn.Losses).
-	OwnershipLoss float64  `json:"ownership_loss,omitempty"`
-	ScoreLoss     float64  `json:"score_loss,omitempty"`
-	TrainS        float64  `json:"train_samples_per_s"`
-	Rating        *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
+	OwnershipLoss float64 `json:"ownership_loss,omitempty"`
+	ScoreLoss     float64 `json:"score_loss,omitempty"`
+	// SoftPolicyLoss is the soft policy head's cross-entropy, where the
+	// network has it.
+	SoftPolicyLoss float64  `json:"soft_policy_loss,omitempty"`
+	TrainS         float64  `json:"train_samples_per_s"`
+	Rating         *float64 `json:"rating,omitempty"` // Elo against the run's anchor, when the arena ran
 	// Baseline and BaselineResult are the arena's match against the
 	// config's baseline, when it ran: the new network's wins, draws and
 	// losses.

@@ -33,6 +33,14 @@ type Config struct {
 	// never compute them.
 	Ownership bool `json:"ownership,omitempty" yaml:"ownership"`
 	Score     bool `json:"score,omitempty" yaml:"score"`
+	// SoftPolicy adds KataGo's auxiliary soft policy head: a second
+	// policy output beside the first (the same shape, its own last
+	// layer), trained on the policy target raised to the power ¼ and
+	// renormalised (SoftPolicyTarget). The flattened target weighs the
+	// moves the search ranks below its best ones, which the sharp target
+	// all but hides, so the tower learns to tell them apart sooner.
+	// Training only, like the heads above (default off).
+	SoftPolicy bool `json:"soft_policy,omitempty" yaml:"soft_policy"`
 	// GlobalPooling gives every other residual block, from the first,
 	// KataGo's global pooling bias: the mean and maximum of each channel
 	// over the board, through a fully connected layer, added to every
@@ -65,7 +73,7 @@ func (c Config) normal() Config {
 // Inference is the architecture without what only training uses: that
 // of the network's folded snapshots and exported models.
 func (c Config) Inference() Config {
-	c.Ownership, c.Score = false, false
+	c.Ownership, c.Score, c.SoftPolicy = false, false, false
 	return c
 }
 
@@ -123,6 +131,9 @@ func (c Config) String() string {
 	}
 	if c.Score {
 		s += ", score head"
+	}
+	if c.SoftPolicy {
+		s += ", soft policy head"
 	}
 	if c.GlobalPooling {
 		s += ", global pooling"

@@ -49,6 +49,9 @@ type BlockDesc struct {
 //	win/draw/loss logits = h·ValueFC2
 //	ownership = tanh(bn(Ownership(x)))     (training only)
 //	score     = tanh(h·Score)              (training only)
+//	soft policy logits = as the policy logits, with SoftPolicyFC,
+//	    SoftPolicyOut and SoftPolicyGlobal in place of PolicyFC,
+//	    PolicyOut and PolicyGlobal     (training only)
 //
 // Flatten is in (channel, cell) order per position; PolicyIndex gives,
 // for each action, plane·cells + cell in PolicyOut's output, or cells ·
@@ -75,13 +78,22 @@ type Description struct {
 	// The auxiliary heads, nil where the architecture lacks them.
 	Ownership *ConvDesc
 	Score     *DenseDesc
+	// The soft policy head's last layer, the policy head's shape: nil
+	// where the architecture lacks it.
+	SoftPolicyFC     *DenseDesc
+	SoftPolicyOut    *ConvDesc
+	SoftPolicyGlobal *DenseDesc
 }
+
+// SoftPolicy says whether the network has the soft policy head.
+func (d Description) SoftPolicy() bool { return d.SoftPolicyFC != nil || d.SoftPolicyOut != nil }
 
 // Cells is the number of board cells.
 func (d Description) Cells() int { return d.Height * d.Width }
 
 // Convs lists the convolutions in the order a forward pass meets them:
-// stem, each block's A then B, policy, policy output, value, ownership.
+// stem, each block's A then B, policy, policy output, value, ownership,
+// soft policy output.
 func (d Description) Convs() []ConvDesc {
 	out := []ConvDesc{d.Stem}
 	for _, b := range d.Blocks {
@@ -92,15 +104,17 @@ func (d Description) Convs() []ConvDesc {
 		out = append(out, *d.PolicyOut)
 	}
 	out = append(out, d.ValueConv)
-	if d.Ownership != nil {
-		out = append(out, *d.Ownership)
+	for _, c := range []*ConvDesc{d.Ownership, d.SoftPolicyOut} {
+		if c != nil {
+			out = append(out, *c)
+		}
 	}
 	return out
 }
 
 // Dense lists the fully connected layers in the order a forward pass
 // meets them: the blocks' pooling layers, the policy head's, the value
-// head's, the score head's.
+// head's, the score head's, the soft policy head's.
 func (d Description) Dense() []DenseDesc {
 	var out []DenseDesc
 	for _, b := range d.Blocks {
@@ -108,7 +122,7 @@ func (d Description) Dense() []DenseDesc {
 			out = append(out, *b.Pool)
 		}
 	}
-	for _, l := range []*DenseDesc{d.PolicyFC, d.PolicyGlobal, &d.ValueFC1, &d.ValueFC2, d.Score} {
+	for _, l := range []*DenseDesc{d.PolicyFC, d.PolicyGlobal, &d.ValueFC1, &d.ValueFC2, d.Score, d.SoftPolicyFC, d.SoftPolicyGlobal} {
 		if l != nil {
 			out = append(out, *l)
 		}
@@ -143,15 +157,17 @@ func (n *Network) Describe() Description {
 	sh := n.shape
 	d := Description{
 		Game: n.game.Name(), Planes: sh.planes, Height: sh.height, Width: sh.width, Actions: sh.actions,
-		ValueOutputs: valueOutputs,
-		Stem:         conv(&n.stem, true),
-		PolicyConv:   conv(&n.policyConv, true),
-		PolicyFC:     dense(&n.policyFC),
-		PolicyGlobal: dense(n.policyGlobal),
-		ValueConv:    conv(&n.valueConv, true),
-		ValueFC1:     *dense(&n.valueFC1),
-		ValueFC2:     *dense(&n.valueFC2),
-		Score:        dense(n.scoreFC),
+		ValueOutputs:     valueOutputs,
+		Stem:             conv(&n.stem, true),
+		PolicyConv:       conv(&n.policyConv, true),
+		PolicyFC:         dense(&n.policyFC),
+		PolicyGlobal:     dense(n.policyGlobal),
+		ValueConv:        conv(&n.valueConv, true),
+		ValueFC1:         *dense(&n.valueFC1),
+		ValueFC2:         *dense(&n.valueFC2),
+		Score:            dense(n.scoreFC),
+		SoftPolicyFC:     dense(n.softPolicyFC),
+		SoftPolicyGlobal: dense(n.softPolicyGlobal),
 	}
 	for i := range n.blocks {
 		d.Blocks = append(d.Blocks, BlockDesc{A: conv(&n.blocks[i][0], true), B: conv(&n.blocks[i][1], true), Pool: dense(n.gpool[i])})
@@ -164,6 +180,10 @@ func (n *Network) Describe() Description {
 	if n.ownershipConv != nil {
 		c := conv(n.ownershipConv, false)
 		d.Ownership = &c
+	}
+	if n.softPolicyOut != nil {
+		c := conv(n.softPolicyOut, false)
+		d.SoftPolicyOut = &c
 	}
 	return d
 }

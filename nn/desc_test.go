@@ -95,6 +95,14 @@ func fits(d nn.Description) error {
 		return fmt.Errorf("ownership %d→%d", d.Ownership.In, d.Ownership.Out)
 	case d.Score != nil && (d.Score.In != d.ValueFC1.Out || d.Score.Out != 1):
 		return fmt.Errorf("score %d→%d", d.Score.In, d.Score.Out)
+	case d.SoftPolicy() && !sameLayer(d.SoftPolicyFC, d.PolicyFC):
+		return fmt.Errorf("soft policy fc %v beside policy fc %v", d.SoftPolicyFC, d.PolicyFC)
+	case d.SoftPolicy() && !sameLayer(d.SoftPolicyGlobal, d.PolicyGlobal):
+		return fmt.Errorf("soft policy global %v beside policy global %v", d.SoftPolicyGlobal, d.PolicyGlobal)
+	case d.SoftPolicy() && (d.SoftPolicyOut == nil) != (d.PolicyOut == nil):
+		return fmt.Errorf("soft policy out %v beside policy out %v", d.SoftPolicyOut, d.PolicyOut)
+	case d.SoftPolicyOut != nil && (d.SoftPolicyOut.In != d.PolicyOut.In || d.SoftPolicyOut.Out != d.PolicyOut.Out || d.SoftPolicyOut.ReLU):
+		return fmt.Errorf("soft policy out %d→%d", d.SoftPolicyOut.In, d.SoftPolicyOut.Out)
 	}
 	if d.PolicyOut != nil {
 		spatial, global := d.PolicyOut.Out*cells, 0
@@ -108,4 +116,13 @@ func fits(d nn.Description) error {
 		}
 	}
 	return nil
+}
+
+// sameLayer says whether two optional dense layers are both absent or of
+// the same size: the soft policy head's and the policy head's.
+func sameLayer(a, b *nn.DenseDesc) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.In == b.In && a.Out == b.Out
 }

@@ -76,6 +76,13 @@ type Network struct {
 	// only): ownership of each cell, and the score margin.
 	ownershipConv *conv
 	scoreFC       *dense
+	// The soft policy head (training only): a second last layer of the
+	// policy head, softPolicyFC where policyFC is, softPolicyOut and
+	// softPolicyGlobal where policyOut and policyGlobal are, reading the
+	// same policy convolution and the same policyIndex.
+	softPolicyFC     *dense
+	softPolicyOut    *conv
+	softPolicyGlobal *dense
 
 	// learnables and stats list every array in a fixed order: the order of
 	// the optimizer's state and of the checkpoint.
@@ -145,7 +152,26 @@ func layout(game env.Game, cfg Config, dry bool) (*Network, error) {
 		d := n.newDense("score.fc", cfg.ValueHidden, 1)
 		n.scoreFC = &d
 	}
+	if cfg.SoftPolicy {
+		n.softPolicyHead()
+	}
 	return n, nil
+}
+
+// softPolicyHead lays out the soft policy head's last layer, the same
+// shape as the policy head's.
+func (n *Network) softPolicyHead() {
+	if n.policyOut == nil {
+		d := n.newDense("softpolicy.fc", n.policyFC.in, n.policyFC.out)
+		n.softPolicyFC = &d
+		return
+	}
+	c := n.newConv("softpolicy.out", 1, n.policyOut.in, n.policyOut.out)
+	n.softPolicyOut = &c
+	if g := n.policyGlobal; g != nil {
+		d := n.newDense("softpolicy.global", g.in, g.out)
+		n.softPolicyGlobal = &d
+	}
 }
 
 // convPolicyHead lays out the convolutional policy head from the game's
@@ -276,13 +302,16 @@ func (n *Network) initialize(seed uint64) {
 // trained one's). The heads learn from the first step on: a zeroed
 // layer's gradient is its input's, which the tower still gives.
 func (n *Network) NeutralHeads() {
-	if n.policyOut != nil {
-		// Batch norm without ReLU ends the convolutional head: its scale
-		// is what makes the logits, whatever the convolution's weights.
-		fill(n.policyOut.gamma.data, 0)
-		fill(n.policyOut.beta.data, 0)
+	for _, c := range []*conv{n.policyOut, n.softPolicyOut} {
+		if c != nil {
+			// Batch norm without ReLU ends the convolutional head: its
+			// scale is what makes the logits, whatever the convolution's
+			// weights.
+			fill(c.gamma.data, 0)
+			fill(c.beta.data, 0)
+		}
 	}
-	for _, d := range []*dense{&n.policyFC, n.policyGlobal, &n.valueFC2} {
+	for _, d := range []*dense{&n.policyFC, n.policyGlobal, &n.valueFC2, n.softPolicyFC, n.softPolicyGlobal} {
 		if d != nil && d.w != nil {
 			fill(d.w.data, 0)
 			fill(d.b.data, 0)
@@ -295,6 +324,9 @@ func (n *Network) allConvs() []*conv {
 	out := n.convs()
 	if n.ownershipConv != nil {
 		out = append(out, n.ownershipConv)
+	}
+	if n.softPolicyOut != nil {
+		out = append(out, n.softPolicyOut)
 	}
 	return out
 }
@@ -321,8 +353,10 @@ func (n *Network) inferenceDense() []dense {
 // allDense lists the fully connected layers, the auxiliary heads' too.
 func (n *Network) allDense() []dense {
 	out := n.inferenceDense()
-	if n.scoreFC != nil {
-		out = append(out, *n.scoreFC)
+	for _, d := range []*dense{n.scoreFC, n.softPolicyFC, n.softPolicyGlobal} {
+		if d != nil {
+			out = append(out, *d)
+		}
 	}
 	return out
 }

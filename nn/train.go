@@ -29,13 +29,17 @@ type TrainConfig struct {
 	// repeats the result, less).
 	OwnershipWeight float64 `json:"ownership_weight,omitempty" yaml:"ownership_weight"`
 	ScoreWeight     float64 `json:"score_weight,omitempty" yaml:"score_weight"`
+	// SoftPolicyWeight scales the soft policy head's cross-entropy in the
+	// total, where the network has the head (default 8, KataGo's: the
+	// flattened target's gradients are small beside the policy's).
+	SoftPolicyWeight float64 `json:"soft_policy_weight,omitempty" yaml:"soft_policy_weight"`
 }
 
 // DefaultTrainConfig is AlphaZero's optimizer at a learning rate suited to
 // small batches.
 func DefaultTrainConfig() TrainConfig {
 	return TrainConfig{LearningRate: 0.02, Momentum: 0.9, WeightDecay: 1e-4, BatchNormMomentum: 0.1,
-		OwnershipWeight: 1.5, ScoreWeight: 0.5}
+		OwnershipWeight: 1.5, ScoreWeight: 0.5, SoftPolicyWeight: 8}
 }
 
 // Validate checks that every setting is in range.
@@ -53,6 +57,8 @@ func (c TrainConfig) Validate() error {
 		return fmt.Errorf("ownership_weight: %g, want in [0, 100]", c.OwnershipWeight)
 	case !(c.ScoreWeight >= 0 && c.ScoreWeight <= 100):
 		return fmt.Errorf("score_weight: %g, want in [0, 100]", c.ScoreWeight)
+	case !(c.SoftPolicyWeight >= 0 && c.SoftPolicyWeight <= 100):
+		return fmt.Errorf("soft_policy_weight: %g, want in [0, 100]", c.SoftPolicyWeight)
 	}
 	return nil
 }
@@ -110,13 +116,41 @@ type Losses struct {
 	// for a network without the heads; Total counts them times their
 	// weights.
 	Ownership, Score float64
+	// SoftPolicy is the soft policy head's cross-entropy against
+	// SoftPolicyTarget, 0 for a network without the head; Total counts
+	// it times its weight.
+	SoftPolicy float64
 	// L2 is the weight-decay term.
 	L2    float64
 	Total float64
 }
 
-// illegalLogit replaces the logits of illegal actions, so that their
-// softmax is zero to float32 precision and their gradient is zero.
+// SoftPolicyTarget writes into soft the soft policy head's target for
+// the policy targets policy (both samples × actions): each sample's
+// target raised to the power ¼ (KataGo's), renormalised to sum to 1.
+// Actions the target leaves at zero stay at zero; a sample whose target
+// is all zero gets an all-zero soft target, as it gets no policy loss.
+func SoftPolicyTarget(soft, policy []float32, actions int) {
+	for lo := 0; lo+actions <= len(policy); lo += actions {
+		row, out := policy[lo:lo+actions], soft[lo:lo+actions]
+		sum := 0.0
+		for a, p := range row {
+			v := 0.0
+			if p > 0 {
+				v = math.Sqrt(math.Sqrt(float64(p)))
+			}
+			out[a] = float32(v)
+			sum += v
+		}
+		if sum == 0 {
+			continue
+		}
+		scale := float32(1 / sum)
+		for a := range out {
+			out[a] *= scale
+		}
+	}
+}
 
 // Weight is sample i's weight: Weights[i], or 1 where the batch has none.
 func (b Batch) Weight(i int) float32 {

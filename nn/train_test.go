@@ -1,6 +1,9 @@
 package nn
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestWDLTarget(t *testing.T) {
 	for _, tt := range []struct {
@@ -23,5 +26,57 @@ func TestWDLTarget(t *testing.T) {
 		if tt.z >= -1 && tt.z <= 1 && w-l != tt.z {
 			t.Errorf("WDLTarget(%v): win − loss = %v, not the outcome", tt.z, w-l)
 		}
+	}
+}
+
+// TestSoftPolicyTarget: each row of the target raised to the power ¼
+// and renormalised, zeros kept, an all-zero row left all zero; a sharp
+// target comes out flatter, a uniform one unchanged.
+func TestSoftPolicyTarget(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		policy []float32
+	}{
+		{"sharp", []float32{0.81, 0.01, 0, 0.18}},
+		{"uniform", []float32{0.25, 0.25, 0.25, 0.25}},
+		{"one move", []float32{0, 0, 1, 0}},
+		{"nothing", []float32{0, 0, 0, 0}},
+		{"two rows", []float32{0.5, 0.5, 0, 0, 0.9, 0, 0.1, 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			const actions = 4
+			soft := make([]float32, len(tt.policy))
+			for i := range soft {
+				soft[i] = -1 // every value must be written
+			}
+			SoftPolicyTarget(soft, tt.policy, actions)
+			for lo := 0; lo < len(tt.policy); lo += actions {
+				row, got := tt.policy[lo:lo+actions], soft[lo:lo+actions]
+				sum := 0.0
+				for _, p := range row {
+					sum += math.Pow(float64(p), 0.25)
+				}
+				for a, p := range row {
+					want := 0.0
+					if p > 0 {
+						want = math.Pow(float64(p), 0.25) / sum
+					}
+					if math.Abs(float64(got[a])-want) > 1e-6 {
+						t.Errorf("row %d action %d: %g from %g, want %g", lo/actions, a, got[a], p, want)
+					}
+				}
+				// Flatter: the largest share shrinks, the smallest non-zero grows.
+				hi, gotHi := 0, float32(0)
+				for a, p := range row {
+					if p > row[hi] {
+						hi = a
+					}
+					gotHi = max(gotHi, got[a])
+				}
+				if sum > 0 && gotHi > row[hi]+1e-6 {
+					t.Errorf("row %d: largest share %g from %g, not flatter", lo/actions, gotHi, row[hi])
+				}
+			}
+		})
 	}
 }

@@ -29,6 +29,9 @@ type graph struct {
 	// ownership (batch, cells) and score (batch, 1) are the auxiliary
 	// heads' tanh outputs, in training graphs of networks that have them.
 	ownership, score *G.Node
+	// softPolicy is the soft policy head's logits (batch, actions), in
+	// training graphs of networks that have it.
+	softPolicy *G.Node
 	// inputData backs the input node.
 	inputData []float32
 	// weights is parallel to Network.Learnables.
@@ -96,14 +99,23 @@ func buildGraph(n *nn.Network, batch int, opts graphOptions) (*graph, error) {
 		x = b.relu(b.add(x, y))
 	}
 	p := b.convBN(x, d.PolicyConv, true)
+	var flatP *G.Node
 	if d.PolicyFC != nil {
-		gr.policy = b.dense(b.flatten(p), *d.PolicyFC)
+		flatP = b.flatten(p)
+		gr.policy = b.dense(flatP, *d.PolicyFC)
 	}
 	v := b.convBN(x, d.ValueConv, true)
 	v = b.relu(b.dense(b.flatten(v), d.ValueFC1))
 	gr.value = b.dense(v, d.ValueFC2)
 	if d.PolicyOut != nil {
-		gr.policy = b.convPolicy(p, d)
+		gr.policy = b.convPolicy(p, *d.PolicyOut, d.PolicyGlobal, d.PolicyIndex)
+	}
+	switch {
+	case !opts.training:
+	case d.SoftPolicyFC != nil:
+		gr.softPolicy = b.dense(flatP, *d.SoftPolicyFC)
+	case d.SoftPolicyOut != nil:
+		gr.softPolicy = b.convPolicy(p, *d.SoftPolicyOut, d.SoftPolicyGlobal, d.PolicyIndex)
 	}
 	if opts.training && d.Ownership != nil {
 		gr.ownership = b.tanh(b.flatten(b.convBN(x, *d.Ownership, false)))

@@ -19,27 +19,30 @@ import (
 // (env.PolicyMap).
 
 // convPolicy is the head's logits (batch, actions) in the graph, from the
-// policy convolution's output p (batch, policy filters, h, w).
-func (b *builder) convPolicy(p *G.Node, d nn.Description) *G.Node {
+// policy convolution's output p (batch, policy filters, h, w), through
+// the output convolution out and, where the game has actions without a
+// cell, the pooled layer global; index places each action's logit (the
+// policy head's, or the soft policy head's with its own out and global).
+func (b *builder) convPolicy(p *G.Node, out nn.ConvDesc, global *nn.DenseDesc, index []int32) *G.Node {
 	if b.err != nil {
 		return nil
 	}
-	planes := b.convBN(p, *d.PolicyOut, false)
+	planes := b.convBN(p, out, false)
 	inputs := []*G.Node{planes}
-	global := 0
-	if d.PolicyGlobal != nil {
-		pooled, err := G.ApplyOp(&poolOp{name: d.PolicyGlobal.Name}, p)
+	globals := 0
+	if global != nil {
+		pooled, err := G.ApplyOp(&poolOp{name: global.Name}, p)
 		if err != nil {
-			b.err = fmt.Errorf("%s: %w", d.PolicyGlobal.Name, err)
+			b.err = fmt.Errorf("%s: %w", global.Name, err)
 			return nil
 		}
-		inputs = append(inputs, b.dense(pooled, *d.PolicyGlobal))
-		global = d.PolicyGlobal.Out
+		inputs = append(inputs, b.dense(pooled, *global))
+		globals = global.Out
 	}
 	if b.err != nil {
 		return nil
 	}
-	op := &gatherOp{index: d.PolicyIndex, spatial: d.PolicyOut.Out * d.Cells(), global: global}
+	op := &gatherOp{index: index, spatial: out.Out * b.height * b.width, global: globals}
 	logits, err := G.ApplyOp(op, inputs...)
 	if err != nil {
 		b.err = fmt.Errorf("policy gather: %w", err)

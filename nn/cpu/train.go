@@ -57,7 +57,12 @@ type trainGraph struct {
 	// where the network has the heads.
 	ownTarget, ownWeight, scoreTarget, scoreWeight []float32
 	ownLoss, scoreLoss                             *G.Node
-	grads                                          G.Nodes // parallel to net.learnables
+	// The soft policy head's target (each sample's share of the loss
+	// times the config's weight, folded in) and its weighted loss, where
+	// the network has the head.
+	softData []float32
+	softLoss *G.Node
+	grads    G.Nodes // parallel to net.learnables
 }
 
 // NewTrainer makes a trainer for net with a zero momentum buffer.
@@ -134,10 +139,11 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 		}
 	}
 	losses.L2 = t.cfg.WeightDecay * l2
-	losses.Total = losses.Policy + losses.Value + t.cfg.OwnershipWeight*losses.Ownership + t.cfg.ScoreWeight*losses.Score + losses.L2
+	losses.Total = losses.Policy + losses.Value + t.cfg.OwnershipWeight*losses.Ownership + t.cfg.ScoreWeight*losses.Score +
+		t.cfg.SoftPolicyWeight*losses.SoftPolicy + losses.L2
 	if math.IsNaN(losses.Total) || math.IsInf(losses.Total, 0) {
-		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, ownership %g, score %g, L2 %g; weights left unchanged",
-			t.steps+1, losses.Policy, losses.Value, losses.Ownership, losses.Score, losses.L2)
+		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, ownership %g, score %g, soft policy %g, L2 %g; weights left unchanged",
+			t.steps+1, losses.Policy, losses.Value, losses.Ownership, losses.Score, losses.SoftPolicy, losses.L2)
 	}
 	lr, mu, decay := float32(t.cfg.LearningRate), float32(t.cfg.Momentum), float32(2*t.cfg.WeightDecay)
 	parallelFor(len(t.learnables), 0, func(_, lo, hi int) {
@@ -197,16 +203,21 @@ func (t *Trainer) gradients(b nn.Batch) (losses nn.Losses, grads [][]float32, er
 		if tg.scoreLoss != nil {
 			losses.Score += scalar(tg.scoreLoss)
 		}
+		if tg.softLoss != nil {
+			losses.SoftPolicy += scalar(tg.softLoss)
+		}
 	}
 	// The weighted losses back to mean squared errors over the samples
 	// that have targets.
 	auxShare := auxSum / weightSum
 	losses.Ownership = meanSquares(losses.Ownership, t.cfg.OwnershipWeight*auxShare)
 	losses.Score = meanSquares(losses.Score, t.cfg.ScoreWeight*auxShare)
+	losses.SoftPolicy = meanSquares(losses.SoftPolicy, t.cfg.SoftPolicyWeight)
 	return losses, t.sumGradients(sg), nil
 }
 
-// meanSquares undoes an auxiliary loss's weight: 0 where nothing weighed.
+// meanSquares undoes an auxiliary loss's weight (the soft policy's
+// cross-entropy's too): 0 where nothing weighed.
 func meanSquares(loss, weight float64) float64 {
 	if weight <= 0 {
 		return 0
@@ -317,6 +328,7 @@ func (tg *trainGraph) run(b nn.Batch, lo, hi int, weightSum float64, cfg nn.Trai
 		}
 	}
 	tg.setAuxTargets(b, lo, hi, sh.cells(), weightSum, cfg)
+	tg.setSoftTargets(b, lo, hi, weightSum, cfg)
 	if err := tg.gr.loadStats(); err != nil {
 		return err
 	}
@@ -360,6 +372,24 @@ func (tg *trainGraph) setAuxTargets(b nn.Batch, lo, hi, cells int, weightSum flo
 		if tg.scoreLoss != nil {
 			tg.scoreTarget[j] = b.Margin[i]
 			tg.scoreWeight[j] = float32(w * cfg.ScoreWeight)
+		}
+	}
+}
+
+// setSoftTargets fills the soft policy head's targets for samples lo to
+// hi of the batch, each weighed by its share of the batch's weight times
+// the config's weight.
+func (tg *trainGraph) setSoftTargets(b nn.Batch, lo, hi int, weightSum float64, cfg nn.TrainConfig) {
+	if tg.softLoss == nil {
+		return
+	}
+	actions := tg.gr.shape.actions
+	nn.SoftPolicyTarget(tg.softData, b.Policy[lo*actions:hi*actions], actions)
+	for i := lo; i < hi; i++ {
+		w := float32(float64(b.Weight(i)) / weightSum * cfg.SoftPolicyWeight)
+		row := tg.softData[(i-lo)*actions : (i-lo+1)*actions]
+		for a := range row {
+			row[a] *= w
 		}
 	}
 }
@@ -468,6 +498,15 @@ func (t *Trainer) graph(n int, part replicaPart) (*trainGraph, error) {
 		target, weight := input("score-target", tg.scoreTarget, 1), input("score-weight", tg.scoreWeight, 1)
 		tg.scoreLoss = do(func() (*G.Node, error) { return weightedSquares(gr.score, target, weight) })
 		cost = do(func() (*G.Node, error) { return G.Add(cost, tg.scoreLoss) })
+	}
+	if gr.softPolicy != nil {
+		tg.softData = make([]float32, n*actions)
+		target := input("soft-policy-target", tg.softData, actions)
+		masked := do(func() (*G.Node, error) { return G.HadamardProd(gr.softPolicy, mask) })
+		masked = do(func() (*G.Node, error) { return G.Add(masked, maskBias) })
+		logSoft := do(func() (*G.Node, error) { return logSoftmaxRows(masked) })
+		tg.softLoss = do(func() (*G.Node, error) { return crossEntropy(target, logSoft) })
+		cost = do(func() (*G.Node, error) { return G.Add(cost, tg.softLoss) })
 	}
 	if chainErr != nil {
 		return nil, fmt.Errorf("build training graph: %w", chainErr)

@@ -98,8 +98,9 @@ type trainBlock struct {
 }
 
 // ErrArchitecture is the refusal of a network whose description has a
-// part the GPU does not compute. Every option of nn.Config runs on the
-// GPU; a network from a newer description would meet it.
+// part the GPU does not compute: the soft policy head (nn.Config's
+// soft_policy, every other option runs on the GPU), or a part of a newer
+// description.
 var ErrArchitecture = errors.New("the GPU does not compute this network's architecture; run it with --device cpu")
 
 // NewTrainer copies the network's weights, running statistics and the
@@ -245,6 +246,9 @@ func (t *Trainer) layout() error {
 // the sizes its layers promise and that each layer reads what the one
 // before it writes, so that no copy or kernel runs out of bounds.
 func checkDescription(ds nn.Description, learn, stats []nn.Tensor) error {
+	if ds.SoftPolicy() {
+		return fmt.Errorf("%s network: its soft policy head: %w", ds.Game, ErrArchitecture)
+	}
 	size := func(list []nn.Tensor, i, want int, what string) error {
 		if i < 0 || i >= len(list) || len(list[i].Data) != want {
 			return fmt.Errorf("%s: array %d does not hold %d values", what, i, want)

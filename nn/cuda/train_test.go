@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -120,6 +121,25 @@ func TestTrainerRefusesMisfits(t *testing.T) {
 		tc.spoil(&tr.desc)
 		if err := tr.layout(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error naming %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+// TestTrainerRefusesSoftPolicy: the GPU does not train the soft policy
+// head, and says so by name before it is touched, beside either policy
+// head.
+func TestTrainerRefusesSoftPolicy(t *testing.T) {
+	g := yinsh.Full()
+	for _, head := range []string{"dense", "conv"} {
+		cfg := archConfigs(g, 2, 8)["plain"]
+		cfg.PolicyHead, cfg.SoftPolicy = head, true
+		net, err := nn.New(g, cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := &Trainer{net: net, desc: net.Describe(), learn: net.Learnables(), stats: net.Statistics()}
+		if err := tr.layout(); !errors.Is(err, ErrArchitecture) || !strings.Contains(err.Error(), "soft policy") {
+			t.Errorf("%s head: %v, want the architecture refused for its soft policy head", head, err)
 		}
 	}
 }

@@ -36,6 +36,10 @@ type Options struct {
 	TrainingTolerance float64
 	// Short runs one game (Othello) instead of three.
 	Short bool
+	// NoSoftPolicy says that the backend does not train the soft policy
+	// head (nn.Config's soft_policy): the suite then checks that it
+	// refuses such a network with an error instead of training it.
+	NoSoftPolicy bool
 }
 
 func (o Options) withDefaults() Options {
@@ -58,8 +62,9 @@ type Case struct {
 // Cases are, on each game, the plain network and each option — global
 // pooling, the convolutional policy head (with a pass scored from the
 // whole board in Othello and YINSH, none in tic-tac-toe), the ownership
-// and score heads, several value filters — and all of them at once, on
-// towers small enough to check in seconds.
+// and score heads, several value filters, the soft policy head beside
+// either policy head — and all of them at once but the soft policy head,
+// on towers small enough to check in seconds.
 func Cases(short bool) []Case {
 	games := []struct {
 		game            env.Game
@@ -78,6 +83,10 @@ func Cases(short bool) []Case {
 			"conv-policy":   func(c *nn.Config) { c.PolicyHead, c.PolicyFilters = "conv", 8 },
 			"aux-heads":     func(c *nn.Config) { c.Ownership, c.Score = true, true },
 			"value-filters": func(c *nn.Config) { c.ValueFilters = 4 },
+			"soft-policy":   func(c *nn.Config) { c.SoftPolicy = true },
+			"soft-conv-policy": func(c *nn.Config) {
+				c.GlobalPooling, c.PolicyHead, c.PolicyFilters, c.SoftPolicy = true, "conv", 8, true
+			},
 			"all": func(c *nn.Config) {
 				c.GlobalPooling, c.PolicyHead, c.PolicyFilters = true, "conv", 8
 				c.Ownership, c.Score, c.ValueFilters = true, true, 2
@@ -262,6 +271,9 @@ func Training(t testing.TB, b nn.Backend, c Case, o Options) {
 		t.Fatal(err)
 	}
 	tr, err := b.NewTraining(nn.TrainingState{Network: net, Config: cfg})
+	if refused(t, b, c, o, tr, err) {
+		return
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", b.Name(), err)
 	}
@@ -282,13 +294,17 @@ func Training(t testing.TB, b nn.Backend, c Case, o Options) {
 		name      string
 		got, want float64
 	}{{"policy", got.Policy, want.Policy}, {"value", got.Value, want.Value}, {"ownership", got.Ownership, want.Ownership},
-		{"score", got.Score, want.Score}, {"L2", got.L2, want.L2}, {"total", got.Total, want.Total}} {
+		{"score", got.Score, want.Score}, {"soft policy", got.SoftPolicy, want.SoftPolicy}, {"L2", got.L2, want.L2},
+		{"total", got.Total, want.Total}} {
 		if math.Abs(l.got-l.want) > o.TrainingTolerance*math.Max(1, math.Abs(l.want)) {
 			t.Errorf("%s loss %g, reference %g", l.name, l.got, l.want)
 		}
 	}
 	if c.Config.Ownership && want.Ownership == 0 || c.Config.Score && want.Score == 0 {
 		t.Errorf("reference auxiliary losses %g and %g: the batch teaches the heads nothing", want.Ownership, want.Score)
+	}
+	if c.Config.SoftPolicy != (want.SoftPolicy > 0) {
+		t.Errorf("reference soft policy loss %g with soft_policy %v", want.SoftPolicy, c.Config.SoftPolicy)
 	}
 	if tr.Steps() != 1 {
 		t.Errorf("%d steps counted, want 1", tr.Steps())
@@ -329,6 +345,9 @@ func CompareArrays(t testing.TB, what string, got, want []nn.Tensor, tol float64
 func Resume(t testing.TB, b nn.Backend, c Case, o Options) {
 	o = o.withDefaults()
 	cfg := nn.DefaultTrainConfig()
+	if c.Config.SoftPolicy && o.NoSoftPolicy {
+		return // Training checked the refusal.
+	}
 	batches := []nn.Batch{Batch(c.Game, 8, 20), Batch(c.Game, 8, 21)}
 	// Two steps on the CPU alone.
 	cpuNet := Network(t, c, 6)
@@ -385,6 +404,20 @@ func Resume(t testing.TB, b nn.Backend, c Case, o Options) {
 		CompareArrays(t, fmt.Sprintf("%s: momentum", order.name), asTensors(second.Velocity()), asTensors(alone.Velocity()), o.TrainingTolerance)
 		closeIfCloser(t, second)
 	}
+}
+
+// refused reports whether the backend was to refuse the case's network
+// (Options.NoSoftPolicy), failing the test if it trained it instead.
+func refused(t testing.TB, b nn.Backend, c Case, o Options, tr nn.Training, err error) bool {
+	t.Helper()
+	if !c.Config.SoftPolicy || !o.NoSoftPolicy {
+		return false
+	}
+	if err == nil {
+		closeIfCloser(t, tr)
+		t.Errorf("%s trained a network with the soft policy head it says it does not train", b.Name())
+	}
+	return true
 }
 
 func asTensors(v [][]float32) []nn.Tensor {
