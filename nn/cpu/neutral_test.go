@@ -15,12 +15,7 @@ import (
 // moves both heads off neutral.
 func TestNeutralHeads(t *testing.T) {
 	g := tictactoe.Game{}
-	conv := tinyConfig
-	conv.PolicyHead, conv.GlobalPooling = "conv", true
-	for _, tc := range []struct {
-		name string
-		cfg  nn.Config
-	}{{"dense", tinyConfig}, {"conv+pooling", conv}} {
+	for _, tc := range policyHeadCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			states := envtest.RandomPositions(g, 16, 3)
 			inputs := encodeAll(states)
@@ -71,4 +66,18 @@ func TestNeutralHeads(t *testing.T) {
 			}
 		})
 	}
+}
+
+// policyHeadCases are the tiny network with each policy head: dense, and
+// convolutional with global pooling.
+func policyHeadCases() []struct {
+	name string
+	cfg  nn.Config
+} {
+	conv := tinyConfig
+	conv.PolicyHead, conv.GlobalPooling = "conv", true
+	return []struct {
+		name string
+		cfg  nn.Config
+	}{{"dense", tinyConfig}, {"conv+pooling", conv}}
 }

@@ -19,12 +19,7 @@ import (
 //     weight it teaches the tower.
 func TestSoftPolicyHead(t *testing.T) {
 	g := othello.Othello()
-	conv := tinyConfig
-	conv.PolicyHead, conv.GlobalPooling = "conv", true
-	for _, tc := range []struct {
-		name string
-		cfg  nn.Config
-	}{{"dense", tinyConfig}, {"conv+pooling", conv}} {
+	for _, tc := range policyHeadCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			soft := tc.cfg
 			soft.SoftPolicy = true

@@ -210,15 +210,16 @@ func (t *Trainer) gradients(b nn.Batch) (losses nn.Losses, grads [][]float32, er
 	// The weighted losses back to mean squared errors over the samples
 	// that have targets.
 	auxShare := auxSum / weightSum
-	losses.Ownership = meanSquares(losses.Ownership, t.cfg.OwnershipWeight*auxShare)
-	losses.Score = meanSquares(losses.Score, t.cfg.ScoreWeight*auxShare)
-	losses.SoftPolicy = meanSquares(losses.SoftPolicy, t.cfg.SoftPolicyWeight)
+	losses.Ownership = unweighted(losses.Ownership, t.cfg.OwnershipWeight*auxShare)
+	losses.Score = unweighted(losses.Score, t.cfg.ScoreWeight*auxShare)
+	losses.SoftPolicy = unweighted(losses.SoftPolicy, t.cfg.SoftPolicyWeight)
 	return losses, t.sumGradients(sg), nil
 }
 
-// meanSquares undoes an auxiliary loss's weight (the soft policy's
-// cross-entropy's too): 0 where nothing weighed.
-func meanSquares(loss, weight float64) float64 {
+// unweighted undoes an auxiliary loss's weight (the mean squares of the
+// ownership and score heads, the soft policy's cross-entropy): 0 where
+// nothing weighed.
+func unweighted(loss, weight float64) float64 {
 	if weight <= 0 {
 		return 0
 	}
@@ -478,11 +479,15 @@ func (t *Trainer) graph(n int, part replicaPart) (*trainGraph, error) {
 		return out
 	}
 	// Illegal actions get a fixed very negative logit: no probability and
-	// no gradient, whatever the network says about them.
-	masked := do(func() (*G.Node, error) { return G.HadamardProd(gr.policy, mask) })
-	masked = do(func() (*G.Node, error) { return G.Add(masked, maskBias) })
-	logPolicy := do(func() (*G.Node, error) { return logSoftmaxRows(masked) })
-	tg.policyLoss = do(func() (*G.Node, error) { return crossEntropy(policyTarget, logPolicy) })
+	// no gradient, whatever the network says about them. The policy head
+	// and the soft policy head are scored alike.
+	policyLoss := func(logits, target *G.Node) *G.Node {
+		masked := do(func() (*G.Node, error) { return G.HadamardProd(logits, mask) })
+		masked = do(func() (*G.Node, error) { return G.Add(masked, maskBias) })
+		logProb := do(func() (*G.Node, error) { return logSoftmaxRows(masked) })
+		return do(func() (*G.Node, error) { return crossEntropy(target, logProb) })
+	}
+	tg.policyLoss = policyLoss(gr.policy, policyTarget)
 	logValue := do(func() (*G.Node, error) { return logSoftmaxRows(gr.value) })
 	tg.valueLoss = do(func() (*G.Node, error) { return crossEntropy(valueTarget, logValue) })
 	cost := do(func() (*G.Node, error) { return G.Add(tg.policyLoss, tg.valueLoss) })
@@ -501,11 +506,7 @@ func (t *Trainer) graph(n int, part replicaPart) (*trainGraph, error) {
 	}
 	if gr.softPolicy != nil {
 		tg.softData = make([]float32, n*actions)
-		target := input("soft-policy-target", tg.softData, actions)
-		masked := do(func() (*G.Node, error) { return G.HadamardProd(gr.softPolicy, mask) })
-		masked = do(func() (*G.Node, error) { return G.Add(masked, maskBias) })
-		logSoft := do(func() (*G.Node, error) { return logSoftmaxRows(masked) })
-		tg.softLoss = do(func() (*G.Node, error) { return crossEntropy(target, logSoft) })
+		tg.softLoss = policyLoss(gr.softPolicy, input("soft-policy-target", tg.softData, actions))
 		cost = do(func() (*G.Node, error) { return G.Add(cost, tg.softLoss) })
 	}
 	if chainErr != nil {
