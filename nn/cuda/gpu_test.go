@@ -272,5 +272,5 @@ func TestGPUConformance(t *testing.T) {
 	}
 	defer d.Close()
 	t.Log(d.Name())
-	nntest.Run(t, GPU{D: d}, nntest.Options{NoSoftPolicy: true})
+	nntest.Run(t, GPU{D: d}, nntest.Options{})
 }

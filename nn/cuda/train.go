@@ -52,15 +52,17 @@ type Trainer struct {
 	planes, height, width, cells, actions int
 	// convs and dense are the description's layers (Convs, Dense order);
 	// the fields below point into them.
-	convs                                  []trainConv
-	dense                                  []trainDense
-	stem                                   *trainConv
-	blocks                                 []trainBlock
-	policyConv, policyOut, valueConv, owns *trainConv
-	policyFC, policyGlobal                 *trainDense
-	valueFC1, valueFC2, score              *trainDense
-	policyIndex                            uintptr // int32 per action (convolutional head)
-	spatial, globals                       int     // the convolutional head's plane and global logits
+	convs                       []trainConv
+	dense                       []trainDense
+	stem                        *trainConv
+	blocks                      []trainBlock
+	policyConv, valueConv, owns *trainConv
+	// policy and soft are the last layers of the policy head and of the
+	// soft policy head (absent where the network lacks it).
+	policy, soft              policyLayer
+	valueFC1, valueFC2, score *trainDense
+	policyIndex               uintptr // int32 per action (convolutional heads)
+	spatial, globals          int     // a convolutional head's plane and global logits
 
 	plans  map[int]*trainPlan
 	allocs []uintptr
@@ -89,6 +91,18 @@ type trainDense struct {
 	bDesc uintptr
 }
 
+// policyLayer is a policy head's last layer: its dense layer, or the
+// convolutional head's output convolution and global logits (nil where
+// every action has a cell). The soft policy head has the policy head's
+// shape and reads the same policy convolution.
+type policyLayer struct {
+	fc     *trainDense
+	out    *trainConv
+	global *trainDense
+}
+
+func (l policyLayer) present() bool { return l.fc != nil || l.out != nil }
+
 // trainBlock is a residual block; pool, where set, is its global pooling
 // layer and slot its index among the pooling blocks.
 type trainBlock struct {
@@ -97,10 +111,9 @@ type trainBlock struct {
 	slot int
 }
 
-// ErrArchitecture is the refusal of a network whose description has a
-// part the GPU does not compute: the soft policy head (nn.Config's
-// soft_policy, every other option runs on the GPU), or a part of a newer
-// description.
+// ErrArchitecture is the refusal of a network whose description the GPU
+// does not compute: layers that do not fit each other, or a part of a
+// newer description. Every option of nn.Config trains on the GPU.
 var ErrArchitecture = errors.New("the GPU does not compute this network's architecture; run it with --device cpu")
 
 // NewTrainer copies the network's weights, running statistics and the
@@ -192,12 +205,15 @@ func (t *Trainer) layout() error {
 	}
 	t.policyConv = conv()
 	if ds.PolicyOut != nil {
-		t.policyOut = conv()
+		t.policy.out = conv()
 		t.spatial = ds.PolicyOut.Out * t.cells
 	}
 	t.valueConv = conv()
 	if ds.Ownership != nil {
 		t.owns = conv()
+	}
+	if ds.SoftPolicyOut != nil {
+		t.soft.out = conv()
 	}
 	for i, b := range ds.Blocks {
 		if b.Pool != nil {
@@ -205,15 +221,21 @@ func (t *Trainer) layout() error {
 		}
 	}
 	if ds.PolicyFC != nil {
-		t.policyFC = dense()
+		t.policy.fc = dense()
 	}
 	if ds.PolicyGlobal != nil {
-		t.policyGlobal = dense()
+		t.policy.global = dense()
 		t.globals = ds.PolicyGlobal.Out
 	}
 	t.valueFC1, t.valueFC2 = dense(), dense()
 	if ds.Score != nil {
 		t.score = dense()
+	}
+	if ds.SoftPolicyFC != nil {
+		t.soft.fc = dense()
+	}
+	if ds.SoftPolicyGlobal != nil {
+		t.soft.global = dense()
 	}
 	if nc != len(t.convs) || nd != len(t.dense) {
 		return fmt.Errorf("description lists %d convolutions and %d dense layers, its fields %d and %d", len(t.convs), len(t.dense), nc, nd)
@@ -246,9 +268,6 @@ func (t *Trainer) layout() error {
 // the sizes its layers promise and that each layer reads what the one
 // before it writes, so that no copy or kernel runs out of bounds.
 func checkDescription(ds nn.Description, learn, stats []nn.Tensor) error {
-	if ds.SoftPolicy() {
-		return fmt.Errorf("%s network: its soft policy head: %w", ds.Game, ErrArchitecture)
-	}
 	size := func(list []nn.Tensor, i, want int, what string) error {
 		if i < 0 || i >= len(list) || len(list[i].Data) != want {
 			return fmt.Errorf("%s: array %d does not hold %d values", what, i, want)
@@ -300,6 +319,18 @@ func checkDescription(ds nn.Description, learn, stats []nn.Tensor) error {
 		}
 	default:
 		fits = false
+	}
+	// The soft policy head shares the policy head's buffers and gather.
+	switch so, g := ds.SoftPolicyOut, ds.SoftPolicyGlobal; {
+	case ds.SoftPolicyFC != nil:
+		fits = fits && so == nil && g == nil && ds.PolicyFC != nil &&
+			ds.SoftPolicyFC.In == ds.PolicyFC.In && ds.SoftPolicyFC.Out == ds.PolicyFC.Out
+	case so != nil:
+		pg := ds.PolicyGlobal
+		fits = fits && ds.PolicyOut != nil && so.In == ds.PolicyOut.In && so.Out == ds.PolicyOut.Out && !so.ReLU &&
+			(g == nil) == (pg == nil) && (g == nil || (g.In == pg.In && g.Out == pg.Out))
+	default:
+		fits = fits && g == nil
 	}
 	if o := ds.Ownership; o != nil {
 		fits = fits && o.In == f && o.Out == 1 && !o.ReLU
@@ -414,7 +445,7 @@ func (t *Trainer) setup(velocity [][]float32) (err error) {
 			return err
 		}
 	}
-	if t.policyOut != nil {
+	if t.policy.out != nil {
 		if t.policyIndex, err = t.alloc(len(t.desc.PolicyIndex)); err != nil {
 			return err
 		}
@@ -521,7 +552,7 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 	for _, u := range []struct {
 		dst uintptr
 		src []float32
-	}{{p.target, b.Policy}, {p.legal, b.Legal}, {p.vtarget, b.Value}} {
+	}{{p.policy.target, b.Policy}, {p.legal, b.Legal}, {p.vtarget, b.Value}} {
 		if err := d.upload(u.dst, u.src); err != nil {
 			<-checked
 			return nn.Losses{}, restore(err)
@@ -564,15 +595,16 @@ func (t *Trainer) Step(b nn.Batch) (nn.Losses, error) {
 	}
 	losses := t.lossesOf(sums, counted, auxShare)
 	if math.IsNaN(losses.Total) || math.IsInf(losses.Total, 0) {
-		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, ownership %g, score %g, L2 %g; weights left unchanged",
-			t.steps+1, losses.Policy, losses.Value, losses.Ownership, losses.Score, losses.L2)
+		return losses, fmt.Errorf("training step %d: policy loss %g, value loss %g, ownership %g, score %g, soft policy %g, L2 %g; weights left unchanged",
+			t.steps+1, losses.Policy, losses.Value, losses.Ownership, losses.Score, losses.SoftPolicy, losses.L2)
 	}
 	t.steps++
 	return losses, nil
 }
 
-// uploadTargets copies each sample's share of the batch's weight and the
-// auxiliary heads' targets and weights, and returns the share of the
+// uploadTargets copies each sample's share of the batch's weight, the
+// soft policy head's targets (weighted by that share and the config's
+// weight) and the auxiliary heads' targets and weights, and returns the share of the
 // batch's weight that has auxiliary targets. The auxiliary weights make
 // each head's loss the mean squared error over the samples with targets
 // (per cell for ownership), times the config's weight, times that share,
@@ -600,6 +632,12 @@ func (t *Trainer) uploadTargets(p *trainPlan, b nn.Batch) (auxShare float64, err
 	}
 	if err := d.upload(p.share, p.hostShare); err != nil {
 		return 0, err
+	}
+	if t.soft.present() {
+		softTargets(p.hostSoft, b.Policy, p.hostShare, t.cfg.SoftPolicyWeight, t.actions)
+		if err := d.upload(p.soft.target, p.hostSoft); err != nil {
+			return 0, err
+		}
 	}
 	if t.owns == nil && t.score == nil {
 		return 0, nil
@@ -668,6 +706,33 @@ func checkBatch(b nn.Batch, n, actions, cells int) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// softTargets writes into dst the soft policy head's targets for the
+// policy targets (nn.SoftPolicyTarget), each sample's row times its share
+// of the batch's weight times weight. It runs in parallel chunks while the
+// GPU runs the forward pass: for YINSH's 2,142 actions it is the step's
+// largest work on the host.
+func softTargets(dst, policy, share []float32, weight float64, actions int) {
+	n := len(share)
+	chunks := min(runtime.GOMAXPROCS(0), (n+63)/64)
+	var wg sync.WaitGroup
+	for c := range chunks {
+		lo, hi := c*n/chunks*actions, (c+1)*n/chunks*actions
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nn.SoftPolicyTarget(dst[lo:hi], policy[lo:hi], actions)
+			for r := lo / actions; r < hi/actions; r++ {
+				w := float32(float64(share[r]) * weight)
+				row := dst[r*actions : (r+1)*actions]
+				for a := range row {
+					row[a] *= w
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Sync copies the weights and batch-norm running statistics back into

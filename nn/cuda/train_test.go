@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -20,17 +19,19 @@ import (
 
 // archConfigs are the architecture options on each game that has what
 // they need: the plain network, global pooling, the convolutional policy
-// head, the auxiliary heads, several value filters, and all at once.
+// head, the auxiliary heads, several value filters, the soft policy head
+// beside the dense policy head, and all at once.
 func archConfigs(g env.Game, blocks, filters int) map[string]nn.Config {
 	base := nn.DefaultConfig(g)
 	base.Blocks, base.Filters = blocks, filters
-	pool, conv, aux, values, all := base, base, base, base, base
+	pool, conv, aux, values, soft, all := base, base, base, base, base, base
 	pool.GlobalPooling = true
 	conv.PolicyHead, conv.PolicyFilters = "conv", 8
 	aux.Ownership, aux.Score = true, true
 	values.ValueFilters = 4
-	all.GlobalPooling, all.PolicyHead, all.PolicyFilters, all.Ownership, all.Score, all.ValueFilters = true, "conv", 8, true, true, 2
-	return map[string]nn.Config{"plain": base, "pooling": pool, "conv-policy": conv, "aux": aux, "value-filters": values, "all": all}
+	soft.SoftPolicy = true
+	all.GlobalPooling, all.PolicyHead, all.PolicyFilters, all.Ownership, all.Score, all.ValueFilters, all.SoftPolicy = true, "conv", 8, true, true, 2, true
+	return map[string]nn.Config{"plain": base, "pooling": pool, "conv-policy": conv, "aux": aux, "value-filters": values, "soft-policy": soft, "all": all}
 }
 
 func TestTrainerLayout(t *testing.T) {
@@ -51,6 +52,9 @@ func TestTrainerLayout(t *testing.T) {
 			if cfg.Ownership {
 				want++
 			}
+			if cfg.SoftPolicy && cfg.ConvPolicy() {
+				want++
+			}
 			if len(tr.convs) != want {
 				t.Fatalf("%s %s: %d convolutions, want %d", g.Name(), name, len(tr.convs), want)
 			}
@@ -59,8 +63,14 @@ func TestTrainerLayout(t *testing.T) {
 					t.Fatalf("%s %s: convolution %d in slot %d", g.Name(), name, i, c.slot)
 				}
 			}
-			if (tr.policyFC == nil) != cfg.ConvPolicy() || (tr.owns != nil) != cfg.Ownership || (tr.score != nil) != cfg.Score {
+			if (tr.policy.fc == nil) != cfg.ConvPolicy() || (tr.owns != nil) != cfg.Ownership || (tr.score != nil) != cfg.Score ||
+				tr.soft.present() != cfg.SoftPolicy || (cfg.SoftPolicy && (tr.soft.fc == nil) != cfg.ConvPolicy()) {
 				t.Fatalf("%s %s: heads do not follow the config", g.Name(), name)
+			}
+			// The soft policy head has the policy head's shape: it shares
+			// its buffers and its gather.
+			if cfg.SoftPolicy && cfg.ConvPolicy() && (tr.soft.out.Out != tr.policy.out.Out || (tr.soft.global == nil) != (tr.policy.global == nil)) {
+				t.Fatalf("%s %s: the soft policy head's shape differs from the policy head's", g.Name(), name)
 			}
 			pools := 0
 			for _, b := range tr.blocks {
@@ -112,6 +122,9 @@ func TestTrainerRefusesMisfits(t *testing.T) {
 		{"stem without relu", func(d *nn.Description) { d.Stem.ReLU = false }, "architecture"},
 		{"policy index", func(d *nn.Description) { d.PolicyIndex[3] = 1 << 20 }, "architecture"},
 		{"ownership relu", func(d *nn.Description) { d.Ownership.ReLU = true }, "architecture"},
+		{"soft policy relu", func(d *nn.Description) { d.SoftPolicyOut.ReLU = true }, "architecture"},
+		{"soft policy without its global logits", func(d *nn.Description) { d.SoftPolicyGlobal = nil }, "architecture"},
+		{"soft policy beside the other head", func(d *nn.Description) { d.SoftPolicyFC = d.PolicyGlobal }, "architecture"},
 	} {
 		net, err := nn.New(g, cfg, 1)
 		if err != nil {
@@ -121,25 +134,6 @@ func TestTrainerRefusesMisfits(t *testing.T) {
 		tc.spoil(&tr.desc)
 		if err := tr.layout(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error naming %q", tc.name, err, tc.want)
-		}
-	}
-}
-
-// TestTrainerRefusesSoftPolicy: the GPU does not train the soft policy
-// head, and says so by name before it is touched, beside either policy
-// head.
-func TestTrainerRefusesSoftPolicy(t *testing.T) {
-	g := yinsh.Full()
-	for _, head := range []string{"dense", "conv"} {
-		cfg := archConfigs(g, 2, 8)["plain"]
-		cfg.PolicyHead, cfg.SoftPolicy = head, true
-		net, err := nn.New(g, cfg, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := &Trainer{net: net, desc: net.Describe(), learn: net.Learnables(), stats: net.Statistics()}
-		if err := tr.layout(); !errors.Is(err, ErrArchitecture) || !strings.Contains(err.Error(), "soft policy") {
-			t.Errorf("%s head: %v, want the architecture refused for its soft policy head", head, err)
 		}
 	}
 }
@@ -457,5 +451,68 @@ func TestGPUTrainProfile(t *testing.T) {
 		}
 		t.Logf("%s batch 1024 per step %v:%s", g.Name(), time.Since(start)/steps, line)
 		tr.Close()
+	}
+}
+
+// TestSoftTargets: the parallel chunks write nn.SoftPolicyTarget's rows,
+// each times its sample's share times the config's weight, for batch
+// sizes that split into uneven chunks.
+func TestSoftTargets(t *testing.T) {
+	const actions = 7
+	for _, n := range []int{1, 63, 64, 130} {
+		policy, share := make([]float32, n*actions), make([]float32, n)
+		for i := range n {
+			share[i] = float32(i+1) / float32(n*(n+1)/2)
+			if i%5 == 3 {
+				continue // a sample without a policy target
+			}
+			for a := range actions {
+				if (i+a)%3 != 0 {
+					policy[i*actions+a] = float32(a + 1)
+				}
+			}
+		}
+		want := make([]float32, n*actions)
+		nn.SoftPolicyTarget(want, policy, actions)
+		for i := range want {
+			want[i] *= float32(float64(share[i/actions]) * 8)
+		}
+		got := make([]float32, n*actions)
+		softTargets(got, policy, share, 8, actions)
+		if d := maxDiff(got, want); d > 1e-7 {
+			t.Errorf("batch of %d: soft targets differ by %g", n, d)
+		}
+	}
+}
+
+// TestSoftPolicyLoss: the soft policy head's sum counts, and comes back
+// as its cross-entropy, only where the network has the head and the
+// config weighs it.
+func TestSoftPolicyLoss(t *testing.T) {
+	var sums [nsums]float32
+	sums[sumPolicy], sums[sumValue], sums[sumSoftPolicy] = -2, -1, -12
+	for _, tc := range []struct {
+		name        string
+		soft        bool
+		weight      float64
+		want, total float64
+	}{
+		{"no head", false, 8, 0, 3},
+		{"weight 8", true, 8, 1.5, 15},
+		{"weight 0", true, 0, 0, 3},
+	} {
+		tr := &Trainer{cfg: nn.DefaultTrainConfig()}
+		tr.cfg.SoftPolicyWeight = tc.weight
+		if tc.soft {
+			tr.soft.fc = &trainDense{}
+		}
+		counted := tr.counted(0)
+		if (counted&(1<<sumSoftPolicy) != 0) != (tc.soft && tc.weight > 0) {
+			t.Errorf("%s: mask %b", tc.name, counted)
+		}
+		l := tr.lossesOf(sums, counted, 0)
+		if l.SoftPolicy != tc.want || math.Abs(l.Total-tc.total) > 1e-12 {
+			t.Errorf("%s: soft policy loss %g, total %g; want %g and %g", tc.name, l.SoftPolicy, l.Total, tc.want, tc.total)
+		}
 	}
 }

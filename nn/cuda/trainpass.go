@@ -105,27 +105,47 @@ func (t *Trainer) poolDenseBwd(p *trainPlan, l *trainDense, c int, pooled, argma
 	return nil
 }
 
-// policyForward computes the policy logits from the policy convolution's
-// output: the dense layer, or the convolutional head.
+// policyForward computes the policy heads' logits from the policy
+// convolution's output.
 func (t *Trainer) policyForward(p *trainPlan) error {
-	d, n := t.d, p.n
 	pc := p.a[t.policyConv.slot]
-	if t.policyFC != nil {
-		return t.denseFwd(p, t.policyFC, pc, p.logits)
-	}
-	if err := t.convBN(p, t.policyOut, pc, 0); err != nil {
-		return err
-	}
-	if g := t.policyGlobal; g != nil {
-		if err := t.poolDense(p, g, pc, t.policyConv.Out, p.pPooled, p.pArgmax, p.pGlob); err != nil {
+	if g := t.policy.global; g != nil {
+		if err := t.poolDense(p, g, pc, t.policyConv.Out, p.pPooled, p.pArgmax, p.policy.glob); err != nil {
 			return err
 		}
 	}
-	planes := nchwLayout(t.policyOut.Out, t.cells)
+	if err := t.headForward(p, t.policy, &p.policy); err != nil {
+		return err
+	}
+	if !t.soft.present() {
+		return nil
+	}
+	if g := t.soft.global; g != nil {
+		// The same pooled values as the policy head's.
+		if err := t.denseFwd(p, g, p.pPooled, p.soft.glob); err != nil {
+			return err
+		}
+	}
+	return t.headForward(p, t.soft, &p.soft)
+}
+
+// headForward computes one policy head's logits into h.logits: through
+// its dense layer, or its output convolution gathered with the global
+// logits already in h.glob.
+func (t *Trainer) headForward(p *trainPlan, l policyLayer, h *policyBufs) error {
+	d, n := t.d, p.n
+	pc := p.a[t.policyConv.slot]
+	if l.fc != nil {
+		return t.denseFwd(p, l.fc, pc, h.logits)
+	}
+	if err := t.convBN(p, l.out, pc, 0); err != nil {
+		return err
+	}
+	planes := nchwLayout(l.out.Out, t.cells)
 	total := uint32(n * t.actions)
-	if err := d.launch(t.stream, d.gather, total, p.a[t.policyOut.slot], p.pGlob, t.policyIndex, p.logits, total, uint32(t.actions),
+	if err := d.launch(t.stream, d.gather, total, p.a[l.out.slot], h.glob, t.policyIndex, h.logits, total, uint32(t.actions),
 		uint32(t.cells), uint32(t.spatial), uint32(t.globals), planes.sN, planes.sC, planes.sP); err != nil {
-		return fmt.Errorf("policy gather: %w", err)
+		return fmt.Errorf("%s gather: %w", h.name, err)
 	}
 	return nil
 }
@@ -135,26 +155,29 @@ func (t *Trainer) policyForward(p *trainPlan) error {
 // auxiliary heads' loss terms and gradients.
 func (t *Trainer) lossInputs(p *trainPlan) error {
 	d, n := t.d, p.n
-	if err := d.launch(t.stream, d.maskLogits, uint32(n*t.actions), p.logits, p.legal, p.masked, uint32(n*t.actions)); err != nil {
-		return fmt.Errorf("masklogits: %w", err)
+	softmax := func(algo int32, desc, src, dst uintptr, what string) error {
+		return d.dnnErr("cudnnSoftmaxForward "+what, d.dnn.cudnnSoftmaxForward(t.dnn, algo, cudnnSoftmaxModeInst, &one, desc, src, &zero, desc, dst))
 	}
 	ad, vd := p.flat[t.actions], p.flat[3]
-	for _, s := range []struct {
-		algo     int32
-		desc     uintptr
-		src, dst uintptr
-		what     string
-	}{
-		{cudnnSoftmaxLog, ad, p.masked, p.logp, "policy log-softmax"},
-		{cudnnSoftmaxAccurate, ad, p.masked, p.p, "policy softmax"},
-		{cudnnSoftmaxLog, vd, p.vlogits, p.vlogp, "value log-softmax"},
-		{cudnnSoftmaxAccurate, vd, p.vlogits, p.vp, "value softmax"},
-	} {
-		if err := d.dnnErr("cudnnSoftmaxForward "+s.what, d.dnn.cudnnSoftmaxForward(t.dnn, s.algo, cudnnSoftmaxModeInst, &one, s.desc, s.src, &zero, s.desc, s.dst)); err != nil {
+	for _, h := range p.heads {
+		if err := d.launch(t.stream, d.maskLogits, uint32(n*t.actions), h.logits, p.legal, h.masked, uint32(n*t.actions)); err != nil {
+			return fmt.Errorf("%s masklogits: %w", h.name, err)
+		}
+		if err := softmax(cudnnSoftmaxLog, ad, h.masked, h.logp, h.name+" log-softmax"); err != nil {
+			return err
+		}
+		if err := softmax(cudnnSoftmaxAccurate, ad, h.masked, h.p, h.name+" softmax"); err != nil {
 			return err
 		}
 	}
-	if err := d.launch(t.stream, d.rowScale, uint32(n*t.actions), p.target, p.share, p.target, uint32(n*t.actions), uint32(t.actions)); err != nil {
+	if err := softmax(cudnnSoftmaxLog, vd, p.vlogits, p.vlogp, "value log-softmax"); err != nil {
+		return err
+	}
+	if err := softmax(cudnnSoftmaxAccurate, vd, p.vlogits, p.vp, "value softmax"); err != nil {
+		return err
+	}
+	// The soft policy head's targets came weighted from the host.
+	if err := d.launch(t.stream, d.rowScale, uint32(n*t.actions), p.policy.target, p.share, p.policy.target, uint32(n*t.actions), uint32(t.actions)); err != nil {
 		return fmt.Errorf("rowscale: %w", err)
 	}
 	if err := d.launch(t.stream, d.rowScale, uint32(n*3), p.vtarget, p.share, p.vtarget, uint32(n*3), uint32(3)); err != nil {
@@ -177,11 +200,12 @@ func (t *Trainer) lossInputs(p *trainPlan) error {
 // The sums the losses are made of, in the trainer's sums array on the
 // GPU, in this order.
 const (
-	sumPolicy    = iota // Σ target·log p over actions
-	sumValue            // Σ target·log p over outcomes
-	sumL2               // Σ w² over the weights that decay
-	sumOwnership        // Σ of the ownership head's weighted squares
-	sumScore            // Σ of the score head's weighted squares
+	sumPolicy     = iota // Σ target·log p over actions
+	sumValue             // Σ target·log p over outcomes
+	sumL2                // Σ w² over the weights that decay
+	sumOwnership         // Σ of the ownership head's weighted squares
+	sumScore             // Σ of the score head's weighted squares
+	sumSoftPolicy        // Σ weighted soft target·log p over actions
 	nsums
 )
 
@@ -201,8 +225,13 @@ func (t *Trainer) queueSums(p *trainPlan) error {
 func (t *Trainer) queueDots(p *trainPlan) error {
 	d := t.d
 	sum := func(i int) uintptr { return t.sums + uintptr(i*4) }
-	if err := d.blasErr("cublasSdot policy loss", d.blas.cublasSdot(t.blas, int32(p.n*t.actions), p.target, 1, p.logp, 1, sum(sumPolicy))); err != nil {
+	if err := d.blasErr("cublasSdot policy loss", d.blas.cublasSdot(t.blas, int32(p.n*t.actions), p.policy.target, 1, p.policy.logp, 1, sum(sumPolicy))); err != nil {
 		return err
+	}
+	if t.soft.present() {
+		if err := d.blasErr("cublasSdot soft policy loss", d.blas.cublasSdot(t.blas, int32(p.n*t.actions), p.soft.target, 1, p.soft.logp, 1, sum(sumSoftPolicy))); err != nil {
+			return err
+		}
 	}
 	if err := d.blasErr("cublasSdot value loss", d.blas.cublasSdot(t.blas, int32(p.n*3), p.vtarget, 1, p.vlogp, 1, sum(sumValue))); err != nil {
 		return err
@@ -236,12 +265,16 @@ func (t *Trainer) counted(auxShare float64) uint32 {
 	if t.score != nil && auxShare > 0 && t.cfg.ScoreWeight > 0 {
 		m |= 1 << sumScore
 	}
+	if t.soft.present() && t.cfg.SoftPolicyWeight > 0 {
+		m |= 1 << sumSoftPolicy
+	}
 	return m
 }
 
 // lossesOf makes the losses from the sums counted (bit i: sums[i]): the
 // policy and value cross-entropies (targets weighted by each sample's
-// share), the auxiliary heads' mean squared errors and the L2 term.
+// share), the auxiliary heads' mean squared errors, the soft policy
+// head's cross-entropy and the L2 term.
 func (t *Trainer) lossesOf(sums [nsums]float32, counted uint32, auxShare float64) nn.Losses {
 	l := nn.Losses{Policy: -float64(sums[sumPolicy]), Value: -float64(sums[sumValue]), L2: t.cfg.WeightDecay * float64(sums[sumL2])}
 	if counted&(1<<sumOwnership) != 0 {
@@ -250,7 +283,10 @@ func (t *Trainer) lossesOf(sums [nsums]float32, counted uint32, auxShare float64
 	if counted&(1<<sumScore) != 0 {
 		l.Score = float64(sums[sumScore]) / (t.cfg.ScoreWeight * auxShare)
 	}
-	l.Total = l.Policy + l.Value + t.cfg.OwnershipWeight*l.Ownership + t.cfg.ScoreWeight*l.Score + l.L2
+	if counted&(1<<sumSoftPolicy) != 0 {
+		l.SoftPolicy = -float64(sums[sumSoftPolicy]) / t.cfg.SoftPolicyWeight
+	}
+	l.Total = l.Policy + l.Value + t.cfg.OwnershipWeight*l.Ownership + t.cfg.ScoreWeight*l.Score + t.cfg.SoftPolicyWeight*l.SoftPolicy + l.L2
 	return l
 }
 
@@ -305,14 +341,16 @@ func (t *Trainer) backward(p *trainPlan) error {
 	d, n := t.d, p.n
 	// Cross-entropy gradients: softmax · (the row's target sum) − target,
 	// on legal actions.
-	if err := t.gemm(false, false, n, 1, t.actions, p.target, p.ones, p.rowSum, 0); err != nil {
-		return err
+	for _, h := range p.heads {
+		if err := t.gemm(false, false, n, 1, t.actions, h.target, p.ones, h.rowSum, 0); err != nil {
+			return err
+		}
+		if err := d.launch(t.stream, d.softGrad, uint32(n*t.actions), h.p, h.target, h.rowSum, p.legal, h.dLogits, uint32(n*t.actions), uint32(t.actions)); err != nil {
+			return fmt.Errorf("%s softgrad: %w", h.name, err)
+		}
 	}
 	if err := t.gemm(false, false, n, 1, 3, p.vtarget, p.ones, p.vrowSum, 0); err != nil {
 		return err
-	}
-	if err := d.launch(t.stream, d.softGrad, uint32(n*t.actions), p.p, p.target, p.rowSum, p.legal, p.dLogits, uint32(n*t.actions), uint32(t.actions)); err != nil {
-		return fmt.Errorf("softgrad: %w", err)
 	}
 	if err := d.launch(t.stream, d.softGrad, uint32(n*3), p.vp, p.vtarget, p.vrowSum, uintptr(0), p.dV, uint32(n*3), uint32(3)); err != nil {
 		return fmt.Errorf("softgrad: %w", err)
@@ -417,34 +455,46 @@ func (t *Trainer) poolBiasBwd(p *trainPlan, b trainBlock, dX uintptr) error {
 }
 
 // policyBackward writes into p.dPolicy the gradient of the policy
-// convolution's output: through the dense layer, or through the
-// convolutional head's gather, output convolution and global pooling.
+// convolution's output: the policy head's, plus the soft policy head's.
 func (t *Trainer) policyBackward(p *trainPlan) error {
+	if err := t.headBackward(p, t.policy, &p.policy, 0); err != nil {
+		return err
+	}
+	if !t.soft.present() {
+		return nil
+	}
+	return t.headBackward(p, t.soft, &p.soft, 1)
+}
+
+// headBackward back-propagates one policy head's logits' gradient to the
+// policy convolution's output, into p.dPolicy (added to it when beta is
+// 1): through the dense layer, or through the convolutional head's
+// gather, output convolution and global pooling.
+func (t *Trainer) headBackward(p *trainPlan, l policyLayer, h *policyBufs, beta float32) error {
 	d, n := t.d, p.n
 	pc := p.a[t.policyConv.slot]
-	if t.policyFC != nil {
-		return t.denseBwd(p, t.policyFC, pc, p.dLogits, p.dPolicy, 0)
+	if l.fc != nil {
+		return t.denseBwd(p, l.fc, pc, h.dLogits, p.dPolicy, beta)
 	}
 	if err := d.cu("cuMemsetD32Async", d.drv.cuMemsetD32Async(p.dPlanes, 0, uintptr(n*t.spatial), t.stream)); err != nil {
 		return err
 	}
-	if t.policyGlobal != nil {
+	if l.global != nil {
 		if err := d.cu("cuMemsetD32Async", d.drv.cuMemsetD32Async(p.dGlob, 0, uintptr(n*t.globals), t.stream)); err != nil {
 			return err
 		}
 	}
 	total := uint32(n * t.actions)
-	if err := d.launch(t.stream, d.scatter, total, p.dLogits, t.policyIndex, p.dPlanes, p.dGlob, total, uint32(t.actions), uint32(t.spatial), uint32(t.globals)); err != nil {
-		return fmt.Errorf("policy scatter: %w", err)
+	if err := d.launch(t.stream, d.scatter, total, h.dLogits, t.policyIndex, p.dPlanes, p.dGlob, total, uint32(t.actions), uint32(t.spatial), uint32(t.globals)); err != nil {
+		return fmt.Errorf("%s scatter: %w", h.name, err)
 	}
-	if err := t.bnConvBwd(p, t.policyOut, p.dPlanes, pc, p.dPolicy, 0); err != nil {
+	if err := t.bnConvBwd(p, l.out, p.dPlanes, pc, p.dPolicy, beta); err != nil {
 		return err
 	}
-	g := t.policyGlobal
-	if g == nil {
+	if l.global == nil {
 		return nil
 	}
-	return t.poolDenseBwd(p, g, t.policyConv.Out, p.pPooled, p.pArgmax, p.dGlob, p.dPolicy)
+	return t.poolDenseBwd(p, l.global, t.policyConv.Out, p.pPooled, p.pArgmax, p.dGlob, p.dPolicy)
 }
 
 // convBNBwd back-propagates dA, the gradient of a[c] = relu(bn(conv(x))),

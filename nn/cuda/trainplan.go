@@ -31,38 +31,47 @@ type trainPlan struct {
 	dS, dZ                 uintptr
 	dPooled, dGbias        uintptr
 	hidden                 uintptr
-	logits                 uintptr
-	vlogits                uintptr
-	masked                 uintptr
-	logp, p                uintptr
-	vlogp                  uintptr
-	vp                     uintptr
-	target                 uintptr // policy targets, then weighted by the sample's share
-	legal                  uintptr
-	vtarget                uintptr
-	share                  uintptr // each sample's weight over the batch's sum
-	rowSum                 uintptr
-	vrowSum                uintptr
-	dLogits                uintptr
-	dV                     uintptr
-	dHidden                uintptr
-	dPolicy                uintptr // gradient of the policy convolution's output
-	dFlatV                 uintptr
-	ones                   uintptr
-	// The convolutional policy head: global pooling of the policy
-	// convolution, the global logits, and the gradients of the planes and
-	// of the global logits.
-	pPooled, pArgmax, pGlob uintptr
-	dPlanes, dGlob          uintptr
+	// policy and soft are the policy heads' logits and losses; heads
+	// lists those the network has.
+	policy, soft policyBufs
+	heads        []*policyBufs
+	vlogits      uintptr
+	vlogp        uintptr
+	vp           uintptr
+	legal        uintptr
+	vtarget      uintptr
+	share        uintptr // each sample's weight over the batch's sum
+	vrowSum      uintptr
+	dV           uintptr
+	dHidden      uintptr
+	dPolicy      uintptr // gradient of the policy convolution's output
+	dFlatV       uintptr
+	ones         uintptr
+	// The convolutional policy heads: global pooling of the policy
+	// convolution (both heads' global logits read it), and the gradients
+	// of one head's planes and global logits.
+	pPooled, pArgmax uintptr
+	dPlanes, dGlob   uintptr
 	// The auxiliary heads: targets, weights, loss terms and the gradients
 	// of their inputs to tanh (ownership per cell, score per sample).
 	ownTarget, ownWeight, ownTerm, dOwn         uintptr
 	zScore, scoreTarget, scoreWeight, scoreTerm uintptr
 	dScore                                      uintptr
 	// Host copies of what each step uploads.
-	hostShare                                                      []float32
+	hostShare, hostSoft                                            []float32
 	hostOwnTarget, hostOwnWeight, hostScoreTarget, hostScoreWeight []float32
 	allocs                                                         []uintptr
+}
+
+// policyBufs are one policy head's logits (its global logits in glob,
+// for a convolutional head with them), the losses' inputs and the
+// logits' gradient.
+type policyBufs struct {
+	name                          string
+	logits, glob, masked, logp, p uintptr
+	// target is the head's targets weighted by each sample's share of the
+	// batch's weight (the soft policy head's also by its config weight).
+	target, rowSum, dLogits uintptr
 }
 
 func (t *Trainer) plan(n int) (*trainPlan, error) {
@@ -70,6 +79,11 @@ func (t *Trainer) plan(n int) (*trainPlan, error) {
 		return p, nil
 	}
 	p := &trainPlan{n: n, desc: map[int]uintptr{}, flat: map[int]uintptr{}, conv: map[int]uintptr{}, algos: map[[3]int][3]int32{}}
+	p.policy.name, p.soft.name = "policy", "soft policy"
+	p.heads = []*policyBufs{&p.policy}
+	if t.soft.present() {
+		p.heads = append(p.heads, &p.soft)
+	}
 	if err := t.buildPlan(p); err != nil {
 		t.freePlan(p)
 		return nil, err
@@ -149,6 +163,10 @@ func (t *Trainer) planBuffers(p *trainPlan) (err error) {
 		}
 		return m, err
 	}
+	type sized struct {
+		p    *uintptr
+		size int
+	}
 	widest := t.planes
 	for _, c := range t.convs {
 		widest = max(widest, c.Out)
@@ -159,10 +177,7 @@ func (t *Trainer) planBuffers(p *trainPlan) (err error) {
 	}
 	for _, c := range t.convs {
 		var z, a, m, inv uintptr
-		for _, b := range []struct {
-			p    *uintptr
-			size int
-		}{{&z, n * c.Out * cells}, {&a, n * c.Out * cells}, {&m, c.Out}, {&inv, c.Out}} {
+		for _, b := range []sized{{&z, n * c.Out * cells}, {&a, n * c.Out * cells}, {&m, c.Out}, {&inv, c.Out}} {
 			if *b.p, err = alloc(b.size); err != nil {
 				return err
 			}
@@ -178,75 +193,52 @@ func (t *Trainer) planBuffers(p *trainPlan) (err error) {
 		c := b.a.Out
 		pooledWidth = max(pooledWidth, 2*c)
 		var pooled, argmax, biased uintptr
-		for _, x := range []struct {
-			p    *uintptr
-			size int
-		}{{&pooled, n * 2 * c}, {&argmax, n * c}, {&biased, n * c * cells}} {
+		for _, x := range []sized{{&pooled, n * 2 * c}, {&argmax, n * c}, {&biased, n * c * cells}} {
 			if *x.p, err = alloc(x.size); err != nil {
 				return err
 			}
 		}
 		p.pooled, p.argmax, p.biased = append(p.pooled, pooled), append(p.argmax, argmax), append(p.biased, biased)
 	}
-	if t.policyGlobal != nil {
+	if t.policy.global != nil {
 		pooledWidth = max(pooledWidth, 2*t.policyConv.Out)
 	}
 	pf, vf, hidden := t.policyConv.Out, t.valueConv.Out, t.valueFC1.Out
-	bufs := []struct {
-		p    *uintptr
-		size int
-	}{
+	bufs := []sized{
 		{&p.tmp, act}, {&p.dA, act}, {&p.dB, act}, {&p.dS, act}, {&p.dZ, act},
-		{&p.hidden, n * hidden}, {&p.logits, n * t.actions}, {&p.vlogits, n * 3},
-		{&p.masked, n * t.actions}, {&p.logp, n * t.actions}, {&p.p, n * t.actions},
-		{&p.vlogp, n * 3}, {&p.vp, n * 3}, {&p.target, n * t.actions}, {&p.legal, n * t.actions},
-		{&p.vtarget, n * 3}, {&p.share, n}, {&p.rowSum, n}, {&p.vrowSum, n},
-		{&p.dLogits, n * t.actions}, {&p.dV, n * 3}, {&p.dHidden, n * hidden},
+		{&p.hidden, n * hidden}, {&p.vlogits, n * 3},
+		{&p.vlogp, n * 3}, {&p.vp, n * 3}, {&p.legal, n * t.actions},
+		{&p.vtarget, n * 3}, {&p.share, n}, {&p.vrowSum, n},
+		{&p.dV, n * 3}, {&p.dHidden, n * hidden},
 		{&p.dPolicy, n * pf * cells}, {&p.dFlatV, n * vf * cells}, {&p.ones, max(n, t.actions, cells)},
 	}
+	for _, h := range p.heads {
+		bufs = append(bufs, sized{&h.logits, n * t.actions}, sized{&h.masked, n * t.actions}, sized{&h.logp, n * t.actions},
+			sized{&h.p, n * t.actions}, sized{&h.target, n * t.actions}, sized{&h.rowSum, n}, sized{&h.dLogits, n * t.actions})
+		if t.policy.global != nil {
+			bufs = append(bufs, sized{&h.glob, n * t.globals})
+		}
+	}
 	if pooledWidth > 0 {
-		bufs = append(bufs, struct {
-			p    *uintptr
-			size int
-		}{&p.dPooled, n * pooledWidth})
+		bufs = append(bufs, sized{&p.dPooled, n * pooledWidth})
 	}
 	if len(p.pooled) > 0 {
-		bufs = append(bufs, struct {
-			p    *uintptr
-			size int
-		}{&p.gbias, n * t.stem.Out}, struct {
-			p    *uintptr
-			size int
-		}{&p.dGbias, n * t.stem.Out})
+		bufs = append(bufs, sized{&p.gbias, n * t.stem.Out}, sized{&p.dGbias, n * t.stem.Out})
 	}
-	if t.policyOut != nil {
-		bufs = append(bufs, struct {
-			p    *uintptr
-			size int
-		}{&p.dPlanes, n * t.spatial})
+	if t.policy.out != nil {
+		bufs = append(bufs, sized{&p.dPlanes, n * t.spatial})
 	}
-	if t.policyGlobal != nil {
-		for _, b := range []struct {
-			p    *uintptr
-			size int
-		}{{&p.pPooled, n * 2 * pf}, {&p.pArgmax, n * pf}, {&p.pGlob, n * t.globals}, {&p.dGlob, n * t.globals}} {
-			bufs = append(bufs, b)
-		}
+	if t.policy.global != nil {
+		bufs = append(bufs, sized{&p.pPooled, n * 2 * pf}, sized{&p.pArgmax, n * pf}, sized{&p.dGlob, n * t.globals})
 	}
 	if t.owns != nil {
 		for _, b := range []*uintptr{&p.ownTarget, &p.ownWeight, &p.ownTerm, &p.dOwn} {
-			bufs = append(bufs, struct {
-				p    *uintptr
-				size int
-			}{b, n * cells})
+			bufs = append(bufs, sized{b, n * cells})
 		}
 	}
 	if t.score != nil {
 		for _, b := range []*uintptr{&p.zScore, &p.scoreTarget, &p.scoreWeight, &p.scoreTerm, &p.dScore} {
-			bufs = append(bufs, struct {
-				p    *uintptr
-				size int
-			}{b, n})
+			bufs = append(bufs, sized{b, n})
 		}
 	}
 	for _, b := range bufs {
@@ -255,6 +247,9 @@ func (t *Trainer) planBuffers(p *trainPlan) (err error) {
 		}
 	}
 	p.hostShare = make([]float32, n)
+	if t.soft.present() {
+		p.hostSoft = make([]float32, n*t.actions)
+	}
 	if t.owns != nil || t.score != nil {
 		p.hostOwnTarget, p.hostOwnWeight = make([]float32, n*cells), make([]float32, n*cells)
 		p.hostScoreTarget, p.hostScoreWeight = make([]float32, n), make([]float32, n)

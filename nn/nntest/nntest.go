@@ -36,10 +36,6 @@ type Options struct {
 	TrainingTolerance float64
 	// Short runs one game (Othello) instead of three.
 	Short bool
-	// NoSoftPolicy says that the backend does not train the soft policy
-	// head (nn.Config's soft_policy): the suite then checks that it
-	// refuses such a network with an error instead of training it.
-	NoSoftPolicy bool
 }
 
 func (o Options) withDefaults() Options {
@@ -271,9 +267,6 @@ func Training(t testing.TB, b nn.Backend, c Case, o Options) {
 		t.Fatal(err)
 	}
 	tr, err := b.NewTraining(nn.TrainingState{Network: net, Config: cfg})
-	if refused(t, b, c, o, tr, err) {
-		return
-	}
 	if err != nil {
 		t.Fatalf("%s: %v", b.Name(), err)
 	}
@@ -345,9 +338,6 @@ func CompareArrays(t testing.TB, what string, got, want []nn.Tensor, tol float64
 func Resume(t testing.TB, b nn.Backend, c Case, o Options) {
 	o = o.withDefaults()
 	cfg := nn.DefaultTrainConfig()
-	if c.Config.SoftPolicy && o.NoSoftPolicy {
-		return // Training checked the refusal.
-	}
 	batches := []nn.Batch{Batch(c.Game, 8, 20), Batch(c.Game, 8, 21)}
 	// Two steps on the CPU alone.
 	cpuNet := Network(t, c, 6)
@@ -404,20 +394,6 @@ func Resume(t testing.TB, b nn.Backend, c Case, o Options) {
 		CompareArrays(t, fmt.Sprintf("%s: momentum", order.name), asTensors(second.Velocity()), asTensors(alone.Velocity()), o.TrainingTolerance)
 		closeIfCloser(t, second)
 	}
-}
-
-// refused reports whether the backend was to refuse the case's network
-// (Options.NoSoftPolicy), failing the test if it trained it instead.
-func refused(t testing.TB, b nn.Backend, c Case, o Options, tr nn.Training, err error) bool {
-	t.Helper()
-	if !c.Config.SoftPolicy || !o.NoSoftPolicy {
-		return false
-	}
-	if err == nil {
-		closeIfCloser(t, tr)
-		t.Errorf("%s trained a network with the soft policy head it says it does not train", b.Name())
-	}
-	return true
 }
 
 func asTensors(v [][]float32) []nn.Tensor {
