@@ -127,10 +127,11 @@ type Losses struct {
 
 // SoftPolicyTarget writes into soft the soft policy head's target for
 // the policy targets policy (both samples × actions): each sample's
-// target raised to the power ¼ (KataGo's), renormalised to sum to 1.
+// target raised to the power ¼ (KataGo's), renormalised to sum to
+// weight(row), the sample's weight in the loss (1 where weight is nil).
 // Actions the target leaves at zero stay at zero; a sample whose target
 // is all zero gets an all-zero soft target, as it gets no policy loss.
-func SoftPolicyTarget(soft, policy []float32, actions int) {
+func SoftPolicyTarget(soft, policy []float32, actions int, weight func(row int) float64) {
 	for lo := 0; lo+actions <= len(policy); lo += actions {
 		row, out := policy[lo:lo+actions], soft[lo:lo+actions]
 		sum := 0.0
@@ -145,7 +146,11 @@ func SoftPolicyTarget(soft, policy []float32, actions int) {
 		if sum == 0 {
 			continue
 		}
-		scale := float32(1 / sum)
+		w := 1.0
+		if weight != nil {
+			w = weight(lo / actions)
+		}
+		scale := float32(w / sum)
 		for a := range out {
 			out[a] *= scale
 		}

@@ -49,7 +49,14 @@ func TestSoftPolicyTarget(t *testing.T) {
 			for i := range soft {
 				soft[i] = -1 // every value must be written
 			}
-			SoftPolicyTarget(soft, tt.policy, actions)
+			SoftPolicyTarget(soft, tt.policy, actions, nil)
+			weighted := make([]float32, len(tt.policy))
+			SoftPolicyTarget(weighted, tt.policy, actions, func(row int) float64 { return float64(row) + 0.5 })
+			for i := range weighted {
+				if want := soft[i]*float32(i/actions) + soft[i]*0.5; math.Abs(float64(weighted[i]-want)) > 1e-6 {
+					t.Errorf("value %d weighted %g, want %g", i, weighted[i], want)
+				}
+			}
 			for lo := 0; lo < len(tt.policy); lo += actions {
 				row, got := tt.policy[lo:lo+actions], soft[lo:lo+actions]
 				sum := 0.0

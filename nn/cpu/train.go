@@ -385,14 +385,9 @@ func (tg *trainGraph) setSoftTargets(b nn.Batch, lo, hi int, weightSum float64, 
 		return
 	}
 	actions := tg.gr.shape.actions
-	nn.SoftPolicyTarget(tg.softData, b.Policy[lo*actions:hi*actions], actions)
-	for i := lo; i < hi; i++ {
-		w := float32(float64(b.Weight(i)) / weightSum * cfg.SoftPolicyWeight)
-		row := tg.softData[(i-lo)*actions : (i-lo+1)*actions]
-		for a := range row {
-			row[a] *= w
-		}
-	}
+	nn.SoftPolicyTarget(tg.softData, b.Policy[lo*actions:hi*actions], actions, func(row int) float64 {
+		return float64(b.Weight(lo+row)) / weightSum * cfg.SoftPolicyWeight
+	})
 }
 
 func scalar(n *G.Node) float64 {

@@ -722,14 +722,9 @@ func softTargets(dst, policy, share []float32, weight float64, actions int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nn.SoftPolicyTarget(dst[lo:hi], policy[lo:hi], actions)
-			for r := lo / actions; r < hi/actions; r++ {
-				w := float32(float64(share[r]) * weight)
-				row := dst[r*actions : (r+1)*actions]
-				for a := range row {
-					row[a] *= w
-				}
-			}
+			nn.SoftPolicyTarget(dst[lo:hi], policy[lo:hi], actions, func(row int) float64 {
+				return float64(share[lo/actions+row]) * weight
+			})
 		}()
 	}
 	wg.Wait()

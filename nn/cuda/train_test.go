@@ -473,7 +473,7 @@ func TestSoftTargets(t *testing.T) {
 			}
 		}
 		want := make([]float32, n*actions)
-		nn.SoftPolicyTarget(want, policy, actions)
+		nn.SoftPolicyTarget(want, policy, actions, nil)
 		for i := range want {
 			want[i] *= float32(float64(share[i/actions]) * 8)
 		}
