@@ -35,6 +35,14 @@ type Config struct {
 	// VirtualLoss is how many lost visits each waiting path counts as
 	// while its evaluation is outstanding. Default 1.
 	VirtualLoss float64 `yaml:"virtual_loss"`
+	// PolicyTemperature flattens (above 1) or sharpens (below 1) the
+	// network's prior before the search uses it: each legal action's
+	// prior is raised to the power 1/PolicyTemperature and renormalised,
+	// the policy logits divided by it. A network trained on sharp search
+	// targets can be surer of its first choice than its search should
+	// be; lc0 plays with its policy softmax temperature above 1 for that
+	// reason. Default 1: the prior as the network gives it.
+	PolicyTemperature float64 `yaml:"policy_temperature"`
 	// ForcedPlayouts turns on KataGo's forced playouts at the root (every
 	// child gets at least √(ForcedPlayoutsK·P·N) visits) and the matching
 	// pruning of the policy target. They apply only in searches with root
@@ -158,6 +166,7 @@ func DefaultConfig() Config {
 		DirichletWeight:     0.25,
 		LeavesPerTree:       4,
 		VirtualLoss:         1,
+		PolicyTemperature:   1,
 		ForcedPlayouts:      false,
 		ForcedPlayoutsK:     2,
 		Mode:                PUCT,
@@ -218,6 +227,9 @@ func (c Config) Validate() error {
 		if err := finite(f.name, f.v); err != nil {
 			return err
 		}
+	}
+	if !(c.PolicyTemperature > 0) || math.IsInf(c.PolicyTemperature, 0) {
+		return fmt.Errorf("policy_temperature: %v, want a finite number > 0", c.PolicyTemperature)
 	}
 	if c.DirichletWeight > 1 {
 		return fmt.Errorf("noise_weight: %v, want at most 1", c.DirichletWeight)

@@ -90,6 +90,11 @@ func TestConfigValidate(t *testing.T) {
 		{"no leaves", func(c *Config) { c.LeavesPerTree = 0 }, false},
 		{"too many leaves", func(c *Config) { c.LeavesPerTree = 100000 }, false},
 		{"negative virtual loss", func(c *Config) { c.VirtualLoss = -1 }, false},
+		{"policy temperature 1.4", func(c *Config) { c.PolicyTemperature = 1.4 }, true},
+		{"policy temperature 0", func(c *Config) { c.PolicyTemperature = 0 }, false},
+		{"negative policy temperature", func(c *Config) { c.PolicyTemperature = -1 }, false},
+		{"infinite policy temperature", func(c *Config) { c.PolicyTemperature = math.Inf(1) }, false},
+		{"NaN policy temperature", func(c *Config) { c.PolicyTemperature = math.NaN() }, false},
 	}
 	for _, tt := range tests {
 		cfg := DefaultConfig()
@@ -546,6 +551,48 @@ func TestConcurrentBatchers(t *testing.T) {
 	for _, err := range errs {
 		if err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// fixedPrior gives every position the prior p (over tic-tac-toe's nine
+// actions) and an even value.
+type fixedPrior []float32
+
+func (f fixedPrior) Evaluate(states []env.State, priors, values []float32) error {
+	for i := range states {
+		copy(priors[i*len(f):(i+1)*len(f)], f)
+		values[i] = 0
+	}
+	return nil
+}
+
+// The policy temperature raises each legal action's prior to the power
+// 1/temperature before renormalising over the legal actions.
+func TestPolicyTemperature(t *testing.T) {
+	prior := fixedPrior{0.4, 0.2, 0.1, 0.1, 0.05, 0.05, 0.04, 0.03, 0.03}
+	for _, temperature := range []float64{1, 2, 0.5, 1.4} {
+		cfg := PlayConfig()
+		cfg.PolicyTemperature = temperature
+		// a1 taken: eight legal actions, the prior renormalised over them.
+		tree := newTree(t, cfg, play(t, tictactoe.Game{}, "a1"))
+		if err := tree.Search(context.Background(), prior, 1); err != nil {
+			t.Fatal(err)
+		}
+		var r Result
+		tree.Result(&r)
+		sum := 0.0
+		for _, c := range r.Children {
+			sum += math.Pow(float64(prior[c.Action]), 1/temperature)
+		}
+		if len(r.Children) != 8 {
+			t.Fatalf("temperature %v: %d children, want 8", temperature, len(r.Children))
+		}
+		for _, c := range r.Children {
+			want := math.Pow(float64(prior[c.Action]), 1/temperature) / sum
+			if math.Abs(float64(c.Prior)-want) > 1e-6 {
+				t.Errorf("temperature %v: action %d's prior %v, want %v", temperature, c.Action, c.Prior, want)
+			}
 		}
 	}
 }

@@ -516,30 +516,32 @@ func (t *Tree) finish(slot int, prior []float32, value float32) error {
 }
 
 // expand gives node id one child per legal action of s, with the prior
-// renormalized over them; a prior that is not a usable distribution
-// becomes uniform.
+// (shaped by the policy temperature) renormalized over them; a prior that
+// is not a usable distribution becomes uniform.
 func (t *Tree) expand(id int32, s env.State, prior []float32) error {
 	legal := s.LegalActions(t.legal)
 	if len(legal) == 0 || len(legal) > math.MaxUint16 {
 		return fmt.Errorf("mcts: %d legal actions in a running game", len(legal))
 	}
-	sum := float32(0)
-	for _, a := range legal {
-		if p := prior[a]; p > 0 {
-			sum += p
-		}
-	}
-	uniform := !(sum > 0) || math.IsInf(float64(sum), 0)
 	first := len(t.nodes)
 	if int64(first)+int64(len(legal)) > math.MaxInt32 {
 		return fmt.Errorf("mcts: the tree is full (%d nodes)", first)
 	}
+	power := 1 / t.cfg.PolicyTemperature
+	sum := float32(0)
 	for _, a := range legal {
-		p := float32(1) / float32(len(legal))
-		if !uniform {
-			p = max(prior[a], 0) / sum
-		}
+		p := shapedPrior(prior[a], power)
+		sum += p
 		t.nodes = append(t.nodes, node{action: uint16(a), prior: p})
+	}
+	uniform := !(sum > 0) || math.IsInf(float64(sum), 0)
+	for i := first; i < len(t.nodes); i++ {
+		c := &t.nodes[i]
+		if uniform {
+			c.prior = float32(1) / float32(len(legal))
+		} else {
+			c.prior /= sum
+		}
 	}
 	n := &t.nodes[id]
 	n.first = int32(first)
@@ -550,6 +552,19 @@ func (t *Tree) expand(id int32, s env.State, prior []float32) error {
 		t.markDecisive(id, s)
 	}
 	return nil
+}
+
+// shapedPrior is what expand makes of one legal action's prior before
+// renormalising: a negative or NaN counts as zero, and the policy
+// temperature raises the rest to power = 1/PolicyTemperature.
+func shapedPrior(p float32, power float64) float32 {
+	switch {
+	case !(p > 0):
+		return 0
+	case power == 1:
+		return p
+	}
+	return float32(math.Pow(float64(p), power))
 }
 
 // backup adds one visit of value v (player 0's view) along path and
