@@ -73,7 +73,9 @@ type Settings struct {
 	// game (default 0, the synchronous loop, until matches decide).
 	// Workers on other machines always play ahead.
 	Ahead int `yaml:"ahead"`
-	// The move-choice temperature schedule (see mcts.Temperature).
+	// The move-choice temperature schedule (see mcts.Temperature) of
+	// PUCT searches; a Gumbel search's move is already a sample and
+	// takes no temperature.
 	mcts.Temperature `yaml:",inline"`
 	// A game is resigned when the mover's root value stays below
 	// ResignThreshold (default -0.9; -1 never resigns) for ResignMoves
