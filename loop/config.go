@@ -260,6 +260,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%s.%w", s.name, s.err)
 		}
 	}
+	if c.SelfPlay.GumbelTemperature && c.Search.Mode != mcts.Gumbel {
+		return fmt.Errorf("selfplay.gumbel_temperature: true needs search.mode: gumbel (a PUCT search's move takes the temperature itself)")
+	}
 	return nil
 }
 

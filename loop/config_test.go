@@ -44,6 +44,7 @@ func TestConfigErrorsNameKeyAndFile(t *testing.T) {
 		{"schedule order", "{step: 1500, rate: 0.005}", "{step: 0, rate: 0.005}", "train.learning_rate[1]"},
 		{"schedule mixed", "{step: 1500, rate: 0.005}", "{minute: 20, rate: 0.005}\n    - {step: 3000, rate: 0.001}", "train.learning_rate[2]"},
 		{"unknown section", "window:", "windows:", "windows"},
+		{"gumbel temperature with puct", "  temperature: 1.0", "  temperature: 1.0\n  gumbel_temperature: true", "selfplay.gumbel_temperature"},
 		{"negative half-life", "min_samples: 256", "min_samples: 256\n  average_half_life: -5", "train.average_half_life"},
 	}
 	dir := t.TempDir()

@@ -121,7 +121,7 @@ func (t *Tree) prepareRoot() {
 	for i := 0; i < k; i++ {
 		x := 0.0
 		if t.noiseRNG != nil {
-			x = gumbelDraw(t.noiseRNG)
+			x = t.noiseScale * gumbelDraw(t.noiseRNG)
 		}
 		g.sims = append(g.sims, 0)
 		g.noise = append(g.noise, x)

@@ -264,6 +264,40 @@ func TestGumbelDeterministic(t *testing.T) {
 	}
 }
 
+// SetNoiseScale multiplies the root's Gumbel draws, and scale 0 searches
+// exactly as no noise does.
+func TestGumbelNoiseScale(t *testing.T) {
+	g := wideGame()
+	search := func(seed uint64, scale float64, noise bool) (*Tree, Result) {
+		tree := newTree(t, gumbelConfig(16), g.NewState())
+		if noise {
+			tree.SetNoise(rand.New(rand.NewPCG(seed, 5)))
+		}
+		tree.SetNoiseScale(scale)
+		if err := tree.Search(context.Background(), hashEval{}, 100); err != nil {
+			t.Fatal(err)
+		}
+		var r Result
+		tree.Result(&r)
+		return tree, r
+	}
+	_, quiet := search(0, 1, false)
+	for seed := uint64(1); seed <= 5; seed++ {
+		full, _ := search(seed, 1, true)
+		for _, scale := range []float64{0.5, 0.2} {
+			scaled, _ := search(seed, scale, true)
+			for i, x := range full.gumbel.noise {
+				if y := scaled.gumbel.noise[i]; math.Abs(y-scale*x) > 1e-12 {
+					t.Fatalf("seed %d, scale %v: action %d's noise %v, want %v", seed, scale, i, y, scale*x)
+				}
+			}
+		}
+		if _, r := search(seed, 0, true); r.Best != quiet.Best || !slices.Equal(r.Policy, quiet.Policy) {
+			t.Errorf("seed %d: scale 0 proposed %d, no noise %d", seed, r.Best, quiet.Best)
+		}
+	}
+}
+
 // Trees searched together by one Batcher end exactly as when each is
 // searched alone: the batching changes nothing but the speed.
 func TestGumbelBatchedEqualsAlone(t *testing.T) {

@@ -21,6 +21,13 @@ func (t *Tree) SetNoise(rng *rand.Rand) {
 	}
 }
 
+// SetNoiseScale scales a Gumbel root's noise from the next search on:
+// the move it proposes is then the argmax of logit + σ(q̂) + scale·g, a
+// sample at temperature scale of what sequential halving prefers, and
+// scale 0 is no noise at all. Default 1, the paper's. PUCT's Dirichlet
+// noise does not use it.
+func (t *Tree) SetNoiseScale(scale float64) { t.noiseScale = scale }
+
 // applyNoise mixes a Dirichlet sample into the expanded root's prior, once
 // per root: P ← (1−w)·P + w·η, η ~ Dir(alpha) with alpha =
 // DirichletAlphaTotal / number of legal actions.

@@ -127,6 +127,8 @@ type Tree struct {
 	noised      bool
 	cleanPriors []float32
 	noise       []float64
+	// noiseScale multiplies a Gumbel root's noise (SetNoiseScale).
+	noiseScale float64
 
 	single *singleSearch
 	// err is why the last descent failed (leafFailed).
@@ -157,10 +159,11 @@ func NewTree(cfg Config, root env.State) (*Tree, error) {
 		return nil, fmt.Errorf("mcts: %s has %d actions, the search handles at most %d", g.Name(), g.ActionSpace(), maxActions)
 	}
 	t := &Tree{
-		cfg:   cfg,
-		game:  g,
-		root:  root.Clone(),
-		legal: make([]int, 0, g.ActionSpace()),
+		cfg:        cfg,
+		game:       g,
+		root:       root.Clone(),
+		legal:      make([]int, 0, g.ActionSpace()),
+		noiseScale: 1,
 	}
 	if _, ok := root.(env.ChanceState); ok {
 		t.hasChance = true

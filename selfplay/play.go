@@ -75,8 +75,14 @@ type Settings struct {
 	Ahead int `yaml:"ahead"`
 	// The move-choice temperature schedule (see mcts.Temperature) of
 	// PUCT searches; a Gumbel search's move is already a sample and
-	// takes no temperature.
+	// takes no temperature unless GumbelTemperature.
 	mcts.Temperature `yaml:",inline"`
+	// GumbelTemperature scales a Gumbel search's root noise by the
+	// temperature schedule, move by move (mcts.Tree.SetNoiseScale): the
+	// move is then a sample at that temperature, so that late moves are
+	// mostly the search's best and a game's result says more of the
+	// positions before it. Default off: the paper's noise at every move.
+	GumbelTemperature bool `yaml:"gumbel_temperature"`
 	// A game is resigned when the mover's root value stays below
 	// ResignThreshold (default -0.9; -1 never resigns) for ResignMoves
 	// (default 3) consecutive moves; NoResignFraction of the games
@@ -118,6 +124,15 @@ func DefaultSettings() Settings {
 		Temperature:     mcts.Temperature{Start: 0.8, End: 0.2, HalfLife: 12},
 		ResignThreshold: -0.9, ResignMoves: 3, NoResignFraction: 0.1,
 	}
+}
+
+// gumbelNoiseScale is how much of a Gumbel search's root noise the move
+// at ply gets: the temperature there with GumbelTemperature, else all.
+func (s Settings) gumbelNoiseScale(ply int) float64 {
+	if s.GumbelTemperature {
+		return s.Temperature.At(ply)
+	}
+	return 1
 }
 
 // Validate names the first setting out of range by its key.
@@ -601,6 +616,7 @@ func (w *worker) round(ctx context.Context, batcher *mcts.Batcher, g *inPlay, r 
 		} else {
 			s.tree.SetNoise(nil)
 		}
+		s.tree.SetNoiseScale(w.settings.gumbelNoiseScale(s.ply))
 		r.trees = append(r.trees, s.tree)
 		r.playouts = append(r.playouts, n)
 	}
