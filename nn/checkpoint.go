@@ -304,11 +304,13 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 	if h.Trained && (version < 3 || !h.Optimizer) {
 		return nil, fmt.Errorf("%w: averaged and trained weights in a version %d file with optimizer %v", ErrCorrupt, version, h.Optimizer)
 	}
-	n, tr, err := h.newNetwork(game)
+	// The size before the network: a header may claim any architecture
+	// its limits allow, gigabytes of weights, and only a file that holds
+	// them justifies allocating them.
+	want, err := h.fileSize(game, headerLen)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	want, _ := h.fileSize(game, headerLen)
 	if size != want {
 		if planes, ok := h.filePlanes(game, size-want); ok {
 			gamePlanes, _, _ := game.EncodedShape()
@@ -316,6 +318,10 @@ func loadNetworkFile(path string, game env.Game) (*Checkpoint, error) {
 				ErrWrongEncoding, planes, game.Name(), gamePlanes)
 		}
 		return nil, fmt.Errorf("%w: %d bytes, the header promises %d", ErrCorrupt, size, want)
+	}
+	n, tr, err := h.newNetwork(game)
+	if err != nil {
+		return nil, err
 	}
 	if _, err := f.Seek(16+headerLen, io.SeekStart); err != nil {
 		return nil, err

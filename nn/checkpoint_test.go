@@ -3,10 +3,12 @@ package nn
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/flipzero/flipzero/env/tictactoe"
@@ -228,4 +230,42 @@ func TestCheckpointEveryDamageDetected(t *testing.T) {
 			t.Fatalf("cut to %d of %d bytes: loaded without error", n, len(good))
 		}
 	}
+}
+
+// A small file with a valid checksum whose header claims a large network
+// (a forged model sent to a worker) is refused by its size before any of
+// the network it describes is allocated: a header's claim decides no
+// memory a file of that size could not justify.
+func TestCheckpointRefusesLargeClaimBeforeAllocating(t *testing.T) {
+	header := []byte(`{"game":"tictactoe","architecture":{"blocks":8,"filters":1024,"policy_filters":2,"value_filters":1,"value_hidden":8},` +
+		`"step":1,"created":"2026-01-01T00:00:00Z","optimizer":true,"train":` + trainConfigJSON(t) + `}`)
+	data := append([]byte(fileMagic), 0, 0, 0, 0, 0, 0, 0, 0)
+	binary.LittleEndian.PutUint32(data[8:], 2)
+	binary.LittleEndian.PutUint32(data[12:], uint32(len(header)))
+	data = append(append(data, header...), make([]byte, 1024)...)
+	sum := sha256.Sum256(data)
+	path := filepath.Join(t.TempDir(), "forged.fznet")
+	if err := os.WriteFile(path, append(data, sum[:]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := LoadCheckpoint(path, tictactoe.Game{})
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("error %v, want %v", err, ErrCorrupt)
+	}
+	// The network claimed holds 151 million weights, twice (momentum):
+	// over a gigabyte. Reading the header and the file takes kilobytes.
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 16<<20 {
+		t.Errorf("refusing a %d-byte file allocated %d MiB", len(data)+checksumLen, allocated>>20)
+	}
+}
+
+func trainConfigJSON(t *testing.T) string {
+	raw, err := json.Marshal(DefaultTrainConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
 }
