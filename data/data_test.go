@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -465,5 +466,48 @@ func TestShardRefusesBadOutcomes(t *testing.T) {
 		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "sample 3") || !strings.Contains(err.Error(), "outcome") {
 			t.Errorf("%s: decoding gave %v, want ErrCorrupt naming sample 3's outcome", tt.name, err)
 		}
+	}
+}
+
+// resealShard recomputes a shard's checksum over its header and payload,
+// as a buggy or hostile writer would have.
+func resealShard(raw []byte) []byte {
+	raw = slices.Clone(raw)
+	nameLen := int(binary.LittleEndian.Uint16(raw[10:]))
+	at := 12 + nameLen + 28
+	crc := crc32.Update(crc32.Checksum(raw[:at], castagnoli), castagnoli, raw[at+4:])
+	binary.LittleEndian.PutUint32(raw[at:], crc)
+	return raw
+}
+
+// A shard with a valid checksum that claims millions of samples and holds
+// five is refused without allocating for the millions: memory follows
+// what a shard holds, not what its header says.
+func TestShardRefusesLargeClaimBeforeAllocating(t *testing.T) {
+	g := tictactoe.Game{}
+	good, err := EncodeShard(g, someSamples(t, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nameLen := int(binary.LittleEndian.Uint16(good[10:]))
+	forged := slices.Clone(good)
+	binary.LittleEndian.PutUint32(forged[12+nameLen+16:], maxShardSamples)
+	forged = resealShard(forged)
+	path := filepath.Join(t.TempDir(), "forged.shard")
+	if err := os.WriteFile(path, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err = ReadShard(path, g)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "sample 5") {
+		t.Fatalf("error %v, want the sixth sample missing", err)
+	}
+	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 16<<20 {
+		t.Errorf("refusing a %d-byte shard allocated %d MiB", len(forged), allocated>>20)
+	}
+	if n, err := ShardSamples(path, g); err != nil || n != maxShardSamples {
+		t.Errorf("its header read alone: %d samples, error %v", n, err)
 	}
 }

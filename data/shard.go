@@ -302,7 +302,10 @@ func readShard(r io.Reader, fileSize int64, g env.Game) ([]Sample, error) {
 	planes, h, w := g.EncodedShape()
 	planeValues := planes * h * w
 	zr := bufio.NewReaderSize(flate.NewReader(bytes.NewReader(payload)), 1<<16)
-	samples := make([]Sample, 0, count)
+	// The count is checked, not proven: a header with a valid checksum
+	// may claim millions of samples and hold five, so memory grows with
+	// the samples read, past a first block.
+	samples := make([]Sample, 0, min(count, 1<<12))
 	var word [4]byte
 	read32 := func() (uint32, error) {
 		_, err := io.ReadFull(zr, word[:])
