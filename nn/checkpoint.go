@@ -435,14 +435,21 @@ func (h fileHeader) filePlanes(game env.Game, extra int64) (int, bool) {
 // readArrays fills arrays from r.
 func readArrays(r io.Reader, arrays [][]float32) error {
 	buf := make([]byte, 1<<16)
-	for _, a := range arrays {
+	for k, a := range arrays {
 		for i := 0; i < len(a); {
 			chunk := buf[:min(len(buf), 4*(len(a)-i))]
 			if _, err := io.ReadFull(r, chunk); err != nil {
 				return fmt.Errorf("%w: %v", ErrTruncated, err)
 			}
 			for j := 0; j < len(chunk); j += 4 {
-				a[i] = math.Float32frombits(binary.LittleEndian.Uint32(chunk[j:]))
+				v := math.Float32frombits(binary.LittleEndian.Uint32(chunk[j:]))
+				// A NaN or an infinity, which no training step keeps,
+				// would make every evaluation NaN: refused here, where
+				// the file can be named, not mid-game.
+				if v-v != 0 {
+					return fmt.Errorf("%w: value %d of array %d of %d is %v", ErrCorrupt, i, k+1, len(arrays), v)
+				}
+				a[i] = v
 				i++
 			}
 		}

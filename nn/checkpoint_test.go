@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -124,6 +125,17 @@ func TestCheckpointBadFiles(t *testing.T) {
 		}(), "", ErrCorrupt},
 		{"huge architecture with a valid checksum", hugeHeader(), "", ErrCorrupt},
 		{"extra bytes with a valid checksum", resealed(append(append([]byte(nil), good[:len(good)-checksumLen]...), 0, 0, 0, 0, 0, 0, 0, 0, 0)), "", ErrCorrupt},
+		{"a NaN weight with a valid checksum", func() []byte {
+			d := append([]byte(nil), good...)
+			at := 16 + int(binary.LittleEndian.Uint32(d[12:])) + 4*3
+			binary.LittleEndian.PutUint32(d[at:], math.Float32bits(float32(math.NaN())))
+			return resealed(d)
+		}(), "", ErrCorrupt},
+		{"an infinite momentum with a valid checksum", func() []byte {
+			d := append([]byte(nil), good...)
+			binary.LittleEndian.PutUint32(d[len(d)-checksumLen-4:], math.Float32bits(float32(math.Inf(-1))))
+			return resealed(d)
+		}(), "", ErrCorrupt},
 		{"another game", nil, othelloPath, ErrWrongGame},
 	}
 	for _, tc := range tests {
