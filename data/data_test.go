@@ -40,7 +40,7 @@ func sampleOf(s env.State) Sample {
 	return smp
 }
 
-func someSamples(t *testing.T, n int) []Sample {
+func someSamples(t testing.TB, n int) []Sample {
 	t.Helper()
 	var out []Sample
 	for _, s := range envtest.RandomPositions(tictactoe.Game{}, 4*n, 1) {

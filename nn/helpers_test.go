@@ -50,7 +50,7 @@ func (t *storedTraining) Sync() error                   { return nil }
 
 // trainedTicTacToe is a tiny network as if after three steps: its
 // weights, statistics and momentum all nonzero and distinct.
-func trainedTicTacToe(t *testing.T) *storedTraining {
+func trainedTicTacToe(t testing.TB) *storedTraining {
 	t.Helper()
 	net, err := New(tictactoe.Game{}, tinyConfig, 2)
 	if err != nil {
