@@ -289,7 +289,7 @@ func TestTrainerAndWorkers(t *testing.T) {
 }
 
 // goodShard is a valid shard of run's generation gen, as a worker sends it.
-func goodShard(t *testing.T, runID string, gen int) (ShardHeader, []data.Sample) {
+func goodShard(t testing.TB, runID string, gen int) (ShardHeader, []data.Sample) {
 	t.Helper()
 	g := tictactoe.Game{}
 	s := data.Sample{Planes: make([]float32, 27), Legal: []int32{0, 4, 8}, Policy: []float32{0.25, 0.5, 0.25}, Weight: 1}
@@ -321,7 +321,7 @@ type reshaped struct{ tictactoe.Game }
 
 func (reshaped) EncodedShape() (int, int, int) { return 2, 3, 3 }
 
-func body(t *testing.T, h ShardHeader, g env.Game, samples []data.Sample) []byte {
+func body(t testing.TB, h ShardHeader, g env.Game, samples []data.Sample) []byte {
 	t.Helper()
 	b, err := encodeShard(h, g, samples)
 	if err != nil {
