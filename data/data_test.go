@@ -497,17 +497,23 @@ func TestShardRefusesLargeClaimBeforeAllocating(t *testing.T) {
 	if err := os.WriteFile(path, forged, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	_, err = ReadShard(path, g)
-	runtime.ReadMemStats(&after)
+	used := allocated(func() { _, err = ReadShard(path, g) })
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "sample 5") {
 		t.Fatalf("error %v, want the sixth sample missing", err)
 	}
-	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 16<<20 {
-		t.Errorf("refusing a %d-byte shard allocated %d MiB", len(forged), allocated>>20)
+	if used > 16<<20 {
+		t.Errorf("refusing a %d-byte shard allocated %d MiB", len(forged), used>>20)
 	}
 	if n, err := ShardSamples(path, g); err != nil || n != maxShardSamples {
 		t.Errorf("its header read alone: %d samples, error %v", n, err)
 	}
+}
+
+// allocated is the bytes fn allocates, counted by the runtime.
+func allocated(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

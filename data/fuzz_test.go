@@ -7,7 +7,6 @@ import (
 	"errors"
 	"hash/crc32"
 	"io"
-	"runtime"
 	"testing"
 
 	"github.com/flipzero/flipzero/env/tictactoe"
@@ -22,12 +21,7 @@ const fuzzMaxSamples = 64
 // need only be well formed to pass it), so that every check past the
 // checksum is reached.
 func FuzzDecodeShard(f *testing.F) {
-	g := tictactoe.Game{}
-	for _, n := range []int{1, 5} {
-		raw, err := EncodeShard(g, someSamples(f, n))
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, raw := range seedShards(f) {
 		f.Add(raw)
 	}
 	f.Add([]byte(shardMagic))
@@ -47,17 +41,14 @@ func FuzzDecodeShard(f *testing.F) {
 // deflate's stream.
 func FuzzDecodeShardSamples(f *testing.F) {
 	g := tictactoe.Game{}
-	for _, n := range []int{1, 5} {
-		raw, err := EncodeShard(g, someSamples(f, n))
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, raw := range seedShards(f) {
 		payload, err := io.ReadAll(flate.NewReader(bytes.NewReader(raw[12+len(g.Name())+32:])))
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(uint8(shardVersion), uint8(n), payload)
-		f.Add(uint8(shardVersion), uint8(n+1), payload)
+		n := uint8(binary.LittleEndian.Uint32(raw[12+len(g.Name())+16:]))
+		f.Add(uint8(shardVersion), n, payload)
+		f.Add(uint8(shardVersion), n+1, payload)
 	}
 	f.Fuzz(func(t *testing.T, version, count uint8, payload []byte) {
 		var z bytes.Buffer
@@ -72,6 +63,19 @@ func FuzzDecodeShardSamples(f *testing.F) {
 	})
 }
 
+// seedShards are shards of one and of five tic-tac-toe samples.
+func seedShards(f *testing.F) [][]byte {
+	var out [][]byte
+	for _, n := range []int{1, 5} {
+		raw, err := EncodeShard(tictactoe.Game{}, someSamples(f, n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, raw)
+	}
+	return out
+}
+
 // checkDecoded decodes raw as a trainer decodes a shard from elsewhere: it
 // must not panic, must allocate in proportion to what the shard holds,
 // must refuse with ErrCorrupt or return at most the samples asked for,
@@ -79,13 +83,12 @@ func FuzzDecodeShardSamples(f *testing.F) {
 // trainer needs finite are the wire's to check: cluster.checkValues.)
 func checkDecoded(t *testing.T, raw []byte) {
 	g := tictactoe.Game{}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	samples, err := DecodeShard(raw, g, fuzzMaxSamples)
-	runtime.ReadMemStats(&after)
+	var samples []Sample
+	var err error
+	used := allocated(func() { samples, err = DecodeShard(raw, g, fuzzMaxSamples) })
 	// A sample of tic-tac-toe takes under a kilobyte however it decodes.
-	if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 2<<20+fuzzMaxSamples<<10 {
-		t.Fatalf("decoding %d bytes allocated %d KiB", len(raw), allocated>>10)
+	if used > 2<<20+fuzzMaxSamples<<10 {
+		t.Fatalf("decoding %d bytes allocated %d KiB", len(raw), used>>10)
 	}
 	if err != nil {
 		if !errors.Is(err, ErrCorrupt) || samples != nil {

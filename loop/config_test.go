@@ -11,12 +11,18 @@ import (
 	"github.com/flipzero/flipzero/mcts"
 )
 
-func TestShippedConfigsLoad(t *testing.T) {
+// shippedConfigs lists the configs the project ships.
+func shippedConfigs(t testing.TB) []string {
+	t.Helper()
 	paths, _ := filepath.Glob("../configs/*.yaml")
 	if len(paths) == 0 {
 		t.Fatal("no configs found in ../configs")
 	}
-	for _, p := range paths {
+	return paths
+}
+
+func TestShippedConfigsLoad(t *testing.T) {
+	for _, p := range shippedConfigs(t) {
 		cfg, err := LoadConfig(p, games.Builtin())
 		if err != nil {
 			t.Errorf("%s: %v", p, err)

@@ -3,7 +3,6 @@ package loop
 import (
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,11 +13,7 @@ import (
 // worker parses the one its trainer sends: nothing may panic, every
 // refusal is a ConfigError of one line, and a config accepted is valid.
 func FuzzParseConfig(f *testing.F) {
-	paths, _ := filepath.Glob("../configs/*.yaml")
-	if len(paths) == 0 {
-		f.Fatal("no configs found in ../configs")
-	}
-	for _, p := range paths {
+	for _, p := range shippedConfigs(f) {
 		raw, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)

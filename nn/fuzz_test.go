@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/flipzero/flipzero/env/tictactoe"
@@ -47,15 +46,13 @@ func FuzzLoadCheckpoint(f *testing.F) {
 		if err := os.WriteFile(fuzzed, append(body, sum[:]...), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		c, err := LoadCheckpoint(fuzzed, tictactoe.Game{})
-
-		runtime.ReadMemStats(&after)
+		var c *Checkpoint
+		var err error
+		used := allocated(func() { c, err = LoadCheckpoint(fuzzed, tictactoe.Game{}) })
 		// The arrays are the file's floats, held once or twice (a folded
 		// model unfolds into a second set); the rest is small.
-		if allocated := after.TotalAlloc - before.TotalAlloc; allocated > 4<<20+8*uint64(len(body)) {
-			t.Fatalf("loading %d bytes allocated %d KiB", len(body)+checksumLen, allocated>>10)
+		if used > 4<<20+8*uint64(len(body)) {
+			t.Fatalf("loading %d bytes allocated %d KiB", len(body)+checksumLen, used>>10)
 		}
 		if err != nil {
 			known := []error{ErrNotNetwork, ErrVersion, ErrTruncated, ErrCorrupt, ErrWrongGame, ErrWrongArch, ErrWrongEncoding}
