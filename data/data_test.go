@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +18,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/envtest"
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/internal/memtest"
 )
 
 // sampleOf builds a sample from a position with a made-up policy that
@@ -497,7 +497,7 @@ func TestShardRefusesLargeClaimBeforeAllocating(t *testing.T) {
 	if err := os.WriteFile(path, forged, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	used := allocated(func() { _, err = ReadShard(path, g) })
+	used := memtest.Allocated(func() { _, err = ReadShard(path, g) })
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "sample 5") {
 		t.Fatalf("error %v, want the sixth sample missing", err)
 	}
@@ -507,13 +507,4 @@ func TestShardRefusesLargeClaimBeforeAllocating(t *testing.T) {
 	if n, err := ShardSamples(path, g); err != nil || n != maxShardSamples {
 		t.Errorf("its header read alone: %d samples, error %v", n, err)
 	}
-}
-
-// allocated is the bytes fn allocates, counted by the runtime.
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/internal/memtest"
 )
 
 // fuzzMaxSamples is the most samples the fuzzed decoders are asked to
@@ -85,7 +86,7 @@ func checkDecoded(t *testing.T, raw []byte) {
 	g := tictactoe.Game{}
 	var samples []Sample
 	var err error
-	used := allocated(func() { samples, err = DecodeShard(raw, g, fuzzMaxSamples) })
+	used := memtest.Allocated(func() { samples, err = DecodeShard(raw, g, fuzzMaxSamples) })
 	// A sample of tic-tac-toe takes under a kilobyte however it decodes.
 	if used > 2<<20+fuzzMaxSamples<<10 {
 		t.Fatalf("decoding %d bytes allocated %d KiB", len(raw), used>>10)

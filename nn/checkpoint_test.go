@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/internal/memtest"
 )
 
 func TestCheckpointRoundTrip(t *testing.T) {
@@ -260,7 +261,7 @@ func TestCheckpointRefusesLargeClaimBeforeAllocating(t *testing.T) {
 		t.Fatal(err)
 	}
 	var err error
-	used := allocated(func() { _, err = LoadCheckpoint(path, tictactoe.Game{}) })
+	used := memtest.Allocated(func() { _, err = LoadCheckpoint(path, tictactoe.Game{}) })
 	if !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("error %v, want %v", err, ErrCorrupt)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flipzero/flipzero/env/tictactoe"
+	"github.com/flipzero/flipzero/internal/memtest"
 )
 
 // FuzzLoadCheckpoint loads files of arbitrary bytes with a valid checksum
@@ -48,7 +49,7 @@ func FuzzLoadCheckpoint(f *testing.F) {
 		}
 		var c *Checkpoint
 		var err error
-		used := allocated(func() { c, err = LoadCheckpoint(fuzzed, tictactoe.Game{}) })
+		used := memtest.Allocated(func() { c, err = LoadCheckpoint(fuzzed, tictactoe.Game{}) })
 		// The arrays are the file's floats, held once or twice (a folded
 		// model unfolds into a second set); the rest is small.
 		if used > 4<<20+8*uint64(len(body)) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 
 	"github.com/flipzero/flipzero/env"
@@ -85,12 +84,3 @@ func (g shapeGame) ParseAction(string) (int, error) { return 0, errors.New("no n
 func (g shapeGame) FormatAction(a int) string       { return fmt.Sprint(a) }
 func (g shapeGame) EncodedShape() (int, int, int)   { return g.planes, g.height, g.width }
 func (g shapeGame) Symmetries() []env.Symmetry      { return nil }
-
-// allocated is the bytes fn allocates, counted by the runtime.
-func allocated(fn func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	fn()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
