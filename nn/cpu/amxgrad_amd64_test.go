@@ -39,7 +39,7 @@ func TestAMXWeightGrad(t *testing.T) {
 			}
 			got := make([]float32, c.out*c.in*9)
 			a.run(sh, c.in, c.out, c.batch, c.workers, x, dy, got)
-			want, scale := weightGradBF16(sh, c.in, c.out, c.batch, x, dy)
+			want, scale := weightGradRef(sh, 3, c.in, c.out, c.batch, x, dy, func(v float32) float64 { return float64(fromBF16(toBF16(v))) })
 			for j := range got {
 				if d := math.Abs(float64(got[j]) - want[j]); d > 1e-5*scale[j]+1e-6 {
 					o, ci, pos := j/(c.in*9), j/9%c.in, j%9
@@ -50,19 +50,18 @@ func TestAMXWeightGrad(t *testing.T) {
 	}
 }
 
-// weightGradBF16 is the weight gradient (out, in, 3, 3) of a same-padded
-// 3×3 convolution, its inputs and output gradients rounded to bfloat16
-// and the products summed in float64, with the sum of the products'
-// magnitudes for each weight.
-func weightGradBF16(sh shape, in, out, batch int, x, dy []float32) (dw, scale []float64) {
-	h, w, cells := sh.height, sh.width, sh.cells()
-	dw, scale = make([]float64, out*in*9), make([]float64, out*in*9)
-	round := func(v float32) float64 { return float64(fromBF16(toBF16(v))) }
+// weightGradRef is the weight gradient (out, in, kernel, kernel) of a
+// same-padded convolution, each input and output gradient passed
+// through round and the products summed in float64, with the sum of the
+// products' magnitudes for each weight.
+func weightGradRef(sh shape, kernel, in, out, batch int, x, dy []float32, round func(float32) float64) (dw, scale []float64) {
+	h, w, cells, kk, pad := sh.height, sh.width, sh.cells(), kernel*kernel, kernel/2
+	dw, scale = make([]float64, out*in*kk), make([]float64, out*in*kk)
 	for b := 0; b < batch; b++ {
 		for o := 0; o < out; o++ {
 			for c := 0; c < in; c++ {
-				for pos := 0; pos < 9; pos++ {
-					ky, kx := pos/3-1, pos%3-1
+				for pos := 0; pos < kk; pos++ {
+					ky, kx := pos/kernel-pad, pos%kernel-pad
 					s, m := 0.0, 0.0
 					for y := 0; y < h; y++ {
 						for xx := 0; xx < w; xx++ {
@@ -74,8 +73,8 @@ func weightGradBF16(sh shape, in, out, batch int, x, dy []float32) (dw, scale []
 							s, m = s+p, m+math.Abs(p)
 						}
 					}
-					dw[(o*in+c)*9+pos] += s
-					scale[(o*in+c)*9+pos] += m
+					dw[(o*in+c)*kk+pos] += s
+					scale[(o*in+c)*kk+pos] += m
 				}
 			}
 		}

@@ -374,12 +374,14 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 // its input and the output's gradient: Σ over images of dy·im2col(x)ᵀ,
 // each worker summing its images, then the workers' sums added; on the
 // AMX kernels (FLIPZERO_CONV=amxbf16), a 3×3 convolution's in bfloat16
-// (amxWeightGrad).
+// (amxWeightGrad); on the other direct kernels, by them
+// (directWeightGrad); else by the BLAS.
 type convWeightGradOp struct {
 	pureOp
 	convGeom
 	dw  []float32
 	amx amxWeightGrad
+	dg  directWeightGrad
 }
 
 func (op *convWeightGradOp) Arity() int { return 2 }
@@ -415,6 +417,11 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 		return dense4(op.dw, op.out, op.in, op.kernel, op.kernel), nil
 	}
 	group := op.groupImages()
+	if op.kernels != nil {
+		allCols, _, _ := op.ws.buffers(k*group*cells, 0, 0)
+		op.dg.run(*op.kernels, op.convGeom, batch, op.ws.workers(), x, dy, op.dw, allCols)
+		return dense4(op.dw, op.out, op.in, op.kernel, op.kernel), nil
+	}
 	allCols, allGrads, partial := op.ws.buffers(k*group*cells, op.out*group*cells, n)
 	workers := parallelFor(batch, len(allCols), func(worker, lo, hi int) {
 		acc := partial[worker]

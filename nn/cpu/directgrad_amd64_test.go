@@ -1,0 +1,63 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDirectWeightGrad: the weight gradient on each float32 kernel set
+// this CPU runs is the gradient summed in float64, to float32's rounding
+// of its sums — for 3×3 and 1×1 convolutions, channel counts that fill no
+// tile or block (the AVX-512 tiles are 6 rows × 64 channels, the AVX2
+// ones 4 × 24), batches that end inside a group of images, one core and
+// several, and again after the shapes change under the same buffers.
+func TestDirectWeightGrad(t *testing.T) {
+	archs := directArchs()
+	if len(archs) == 0 {
+		t.Skip("this CPU has no direct convolution kernels")
+	}
+	cases := []struct{ height, width, kernel, in, out, batch, workers int }{
+		{8, 8, 3, 64, 64, 16, 1},
+		{8, 8, 3, 64, 64, 19, 2},
+		{8, 8, 3, 5, 7, 3, 1},
+		{8, 8, 3, 3, 70, 9, 3},
+		{11, 11, 3, 64, 32, 6, 2},
+		{11, 11, 3, 17, 130, 2, 1},
+		{8, 8, 1, 64, 2, 10, 2},
+		{8, 8, 1, 64, 33, 4, 1},
+		{11, 11, 1, 3, 1, 5, 2},
+	}
+	for _, arch := range archs {
+		var d directWeightGrad
+		for i, c := range cases {
+			name := fmt.Sprintf("%s/%dx%d/k%d/%dto%d/batch%d/workers%d", arch.name, c.height, c.width, c.kernel, c.in, c.out, c.batch, c.workers)
+			t.Run(name, func(t *testing.T) {
+				g := convGeom{name: "conv", kernel: c.kernel, in: c.in, out: c.out, height: c.height, width: c.width}
+				rng := rand.New(rand.NewPCG(uint64(i), 11))
+				x := make([]float32, c.batch*c.in*g.cells())
+				dy := make([]float32, c.batch*c.out*g.cells())
+				for j := range x {
+					x[j] = float32(rng.NormFloat64())
+				}
+				for j := range dy {
+					dy[j] = float32(rng.NormFloat64())
+				}
+				cols := scratch(nil, g.k()*g.groupImages()*g.cells(), c.workers)
+				got := make([]float32, c.out*g.k())
+				for j := range got {
+					got[j] = float32(math.NaN()) // every weight must be written
+				}
+				d.run(arch, g, c.batch, c.workers, x, dy, got, cols)
+				want, scale := weightGradRef(shape{height: c.height, width: c.width}, c.kernel, c.in, c.out, c.batch, x, dy, func(v float32) float64 { return float64(v) })
+				kk := c.kernel * c.kernel
+				for j := range got {
+					if d := math.Abs(float64(got[j]) - want[j]); !(d <= 1e-5*scale[j]+1e-6) {
+						t.Fatalf("output %d, input %d, offset %d: %g, want %g (sum of |terms| %g)", j/(c.in*kk), j/kk%c.in, j%kk, got[j], want[j], scale[j])
+					}
+				}
+			})
+		}
+	}
+}
