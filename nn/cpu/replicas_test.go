@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
@@ -80,7 +81,8 @@ func TestReplicaCount(t *testing.T) {
 // TestReplicaGroupFails checks the barrier: replicas wait for each other
 // round after round, a replica that fails releases the ones waiting and
 // those that arrive later with errReplicaFailed, and start readies the
-// group for the next step.
+// group for the next step; replicas that have stopped spinning and sleep
+// are woken by the last arrival and by a failure alike.
 func TestReplicaGroupFails(t *testing.T) {
 	g := newReplicaGroup(3)
 	g.start()
@@ -124,6 +126,42 @@ func TestReplicaGroupFails(t *testing.T) {
 		t.Errorf("arriving after a failure: %v, want errReplicaFailed", err)
 	}
 	// The next step starts afresh.
+	g.start()
+	// Late arrivals and failures reach replicas that have stopped
+	// spinning and sleep.
+	errs[2] = nil
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = g.wait()
+		}()
+	}
+	time.Sleep(5 * spinWait)
+	if err := g.wait(); err != nil {
+		t.Fatalf("the last replica, arriving late: %v", err)
+	}
+	wg.Wait()
+	for r := range 2 {
+		if errs[r] != nil {
+			t.Errorf("replica %d, asleep when the last arrived: %v", r, errs[r])
+		}
+	}
+	for r := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = g.wait()
+		}()
+	}
+	time.Sleep(5 * spinWait)
+	g.fail()
+	wg.Wait()
+	for r := range 2 {
+		if !errors.Is(errs[r], errReplicaFailed) {
+			t.Errorf("replica %d, asleep when another failed: %v, want errReplicaFailed", r, errs[r])
+		}
+	}
 	g.start()
 	for r := range 3 {
 		wg.Add(1)
