@@ -5,7 +5,8 @@
 // heads' squared errors, L2 weight decay, SGD with momentum), built from
 // the network's typed description; its convolutions and batch norms are
 // this package's own Gorgonia operations, which keep their buffers
-// between steps. A step splits its batch into replicas, one a core
+// between steps and, where the CPU has them, run on the direct kernels
+// below (the weight gradients too: directgrad.go). A step splits its batch into replicas, one a core
 // (GOMAXPROCS), each its own graph run side by side, their batch norms
 // sharing the whole batch's statistics (replicas.go): what one graph
 // would compute, on every core.
