@@ -151,7 +151,9 @@ func (g *replicaGroup) wait() error {
 
 // spin waits up to spinWait for the barrier's round to pass, and says
 // whether it did; false sends the caller to sleep (also when a replica
-// failed, which the caller then finds under the lock).
+// failed, which the caller then finds under the lock). It yields its
+// core now and then, so that a goroutine waiting for one (self-play
+// playing beside training) runs instead of the spinning.
 func (g *replicaGroup) spin(round uint64) bool {
 	var began time.Time
 	for i := 0; ; i++ {
@@ -167,6 +169,9 @@ func (g *replicaGroup) spin(round uint64) bool {
 			} else if time.Since(began) > spinWait {
 				return false
 			}
+		}
+		if i%1024 == 1023 {
+			runtime.Gosched()
 		}
 	}
 }
