@@ -55,14 +55,7 @@ func (d *directWeightGrad) run(arch directArch, g convGeom, batch, workers int, 
 			ld := n * cells
 			for j := 0; j < n; j++ {
 				b := first + j
-				src := x[b*g.in*cells : (b+1)*g.in*cells]
-				if g.kernel == 1 {
-					for ch := 0; ch < g.in; ch++ {
-						copy(c[ch*ld+j*cells:ch*ld+(j+1)*cells], src[ch*cells:(ch+1)*cells])
-					}
-				} else {
-					g.im2col(src, c[j*cells:], ld)
-				}
+				g.columns(x[b*g.in*cells:(b+1)*g.in*cells], c, j, ld)
 				toPixels(dyT, dy[b*g.out*cells:(b+1)*g.out*cells], d.seq[j*cells:(j+1)*cells], g.out)
 			}
 			d.tiles(arch, k, g.out, ld, c, dyT, sums)

@@ -107,14 +107,18 @@ func TestReplicaGroupFails(t *testing.T) {
 			t.Fatalf("replica %d: %v with every replica arriving", r, err)
 		}
 	}
-	// Two wait; the third fails instead of arriving.
-	for r := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[r] = g.wait()
-		}()
+	// waiting starts replicas 0 to n−1 waiting once, their errors in errs.
+	waiting := func(n int) {
+		for r := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[r] = g.wait()
+			}()
+		}
 	}
+	// Two wait; the third fails instead of arriving.
+	waiting(2)
 	g.fail()
 	wg.Wait()
 	for r := range 2 {
@@ -129,14 +133,7 @@ func TestReplicaGroupFails(t *testing.T) {
 	g.start()
 	// Late arrivals and failures reach replicas that have stopped
 	// spinning and sleep.
-	errs[2] = nil
-	for r := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[r] = g.wait()
-		}()
-	}
+	waiting(2)
 	time.Sleep(5 * spinWait)
 	if err := g.wait(); err != nil {
 		t.Fatalf("the last replica, arriving late: %v", err)
@@ -147,13 +144,7 @@ func TestReplicaGroupFails(t *testing.T) {
 			t.Errorf("replica %d, asleep when the last arrived: %v", r, errs[r])
 		}
 	}
-	for r := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[r] = g.wait()
-		}()
-	}
+	waiting(2)
 	time.Sleep(5 * spinWait)
 	g.fail()
 	wg.Wait()
@@ -163,13 +154,7 @@ func TestReplicaGroupFails(t *testing.T) {
 		}
 	}
 	g.start()
-	for r := range 3 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[r] = g.wait()
-		}()
-	}
+	waiting(3)
 	wg.Wait()
 	for r, err := range errs {
 		if err != nil {

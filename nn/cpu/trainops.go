@@ -198,6 +198,20 @@ func (g convGeom) im2col(src, dst []float32, ld int) {
 	}
 }
 
+// columns writes image src's (in, height, width) inputs into columns
+// j·cells onward of dst, a matrix of row stride ld: its im2col, or for a
+// 1×1 kernel its planes as they are.
+func (g convGeom) columns(src, dst []float32, j, ld int) {
+	cells := g.cells()
+	if g.kernel != 1 {
+		g.im2col(src, dst[j*cells:], ld)
+		return
+	}
+	for c := 0; c < g.in; c++ {
+		copy(dst[c*ld+j*cells:c*ld+(j+1)*cells], src[c*cells:(c+1)*cells])
+	}
+}
+
 // convolve computes y = x ⊛ w for images [lo, hi) of NCHW tensors, with
 // w as an (out, in·kernel·kernel) matrix, a group of images per GEMM;
 // cols and prod are one worker's buffers.
@@ -211,14 +225,7 @@ func (g convGeom) convolve(x, w, y []float32, lo, hi int, cols, prod []float32) 
 			continue
 		}
 		for j := 0; j < n; j++ {
-			src := x[(first+j)*g.in*cells : (first+j+1)*g.in*cells]
-			if g.kernel == 1 {
-				for c := 0; c < g.in; c++ {
-					copy(cols[c*ld+j*cells:c*ld+(j+1)*cells], src[c*cells:(c+1)*cells])
-				}
-			} else {
-				g.im2col(src, cols[j*cells:], ld)
-			}
+			g.columns(x[(first+j)*g.in*cells:(first+j+1)*g.in*cells], cols, j, ld)
 		}
 		sgemm(g.out, ld, k, w, k, cols, ld, prod, ld)
 		for j := 0; j < n; j++ {
@@ -435,14 +442,7 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 			ld := n * cells
 			for j := 0; j < n; j++ {
 				b := first + j
-				src := x[b*op.in*cells : (b+1)*op.in*cells]
-				if op.kernel == 1 {
-					for c := 0; c < op.in; c++ {
-						copy(cols[c*ld+j*cells:c*ld+(j+1)*cells], src[c*cells:(c+1)*cells])
-					}
-				} else {
-					op.im2col(src, cols[j*cells:], ld)
-				}
+				op.columns(x[b*op.in*cells:(b+1)*op.in*cells], cols, j, ld)
 				g := dy[b*op.out*cells : (b+1)*op.out*cells]
 				for o := 0; o < op.out; o++ {
 					copy(grads[o*ld+j*cells:o*ld+(j+1)*cells], g[o*cells:(o+1)*cells])
