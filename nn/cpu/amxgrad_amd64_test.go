@@ -29,14 +29,8 @@ func TestAMXWeightGrad(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d/%dto%d/batch%d/workers%d", c.height, c.width, c.in, c.out, c.batch, c.workers), func(t *testing.T) {
 			sh := shape{height: c.height, width: c.width}
 			rng := rand.New(rand.NewPCG(uint64(i), 9))
-			x := make([]float32, c.batch*c.in*sh.cells())
-			dy := make([]float32, c.batch*c.out*sh.cells())
-			for j := range x {
-				x[j] = float32(rng.NormFloat64())
-			}
-			for j := range dy {
-				dy[j] = float32(rng.NormFloat64())
-			}
+			x := randomRow(rng, c.batch*c.in*sh.cells())
+			dy := randomRow(rng, c.batch*c.out*sh.cells())
 			got := make([]float32, c.out*c.in*9)
 			a.run(sh, c.in, c.out, c.batch, c.workers, x, dy, got)
 			want, scale := weightGradRef(sh, 3, c.in, c.out, c.batch, x, dy, func(v float32) float64 { return float64(fromBF16(toBF16(v))) })

@@ -36,14 +36,8 @@ func TestDirectWeightGrad(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				g := convGeom{name: "conv", kernel: c.kernel, in: c.in, out: c.out, height: c.height, width: c.width}
 				rng := rand.New(rand.NewPCG(uint64(i), 11))
-				x := make([]float32, c.batch*c.in*g.cells())
-				dy := make([]float32, c.batch*c.out*g.cells())
-				for j := range x {
-					x[j] = float32(rng.NormFloat64())
-				}
-				for j := range dy {
-					dy[j] = float32(rng.NormFloat64())
-				}
+				x := randomRow(rng, c.batch*c.in*g.cells())
+				dy := randomRow(rng, c.batch*c.out*g.cells())
 				cols := scratch(nil, g.k()*g.groupImages()*g.cells(), c.workers)
 				got := make([]float32, c.out*g.k())
 				for j := range got {
