@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -175,7 +175,7 @@ func ParseSearchSettings(spec string, base mcts.Config) (mcts.Config, error) {
 		text = "{" + text + "}"
 	}
 	cfg := base
-	if err := decodeKnown(strings.NewReader(text), &cfg); err != nil {
+	if err := decodeKnown([]byte(text), &cfg); err != nil {
 		return mcts.Config{}, fmt.Errorf("search settings %q: %w", spec, err)
 	}
 	if err := cfg.Validate(); err != nil {
@@ -206,7 +206,7 @@ func ParseConfig(raw []byte, games Games) (Config, error) {
 		return Config{}, ConfigError{fmt.Errorf("game: %w", err)}
 	}
 	cfg := DefaultConfig(g)
-	if err := decodeKnown(bytes.NewReader(raw), &cfg); err != nil {
+	if err := decodeKnown(raw, &cfg); err != nil {
 		return Config{}, ConfigError{err}
 	}
 	if err := cfg.Validate(); err != nil {
@@ -218,10 +218,18 @@ func ParseConfig(raw []byte, games Games) (Config, error) {
 	return cfg, nil
 }
 
-// decodeKnown decodes YAML over v, refusing a key v does not have, with
-// yaml's error made one line.
-func decodeKnown(r io.Reader, v any) error {
-	dec := yaml.NewDecoder(r)
+// decodeKnown decodes YAML over v, refusing a key v does not have (named
+// with its section, and the nearest key there is), with yaml's error
+// made one line.
+func decodeKnown(raw []byte, v any) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return errors.New(cleanYAMLError(err))
+	}
+	if err := unknownKey(&doc, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil {
 		return errors.New(cleanYAMLError(err))
