@@ -23,7 +23,7 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := createTemp(dir, "."+filepath.Base(path)+".tmp-")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return fmt.Errorf("write %s: %w", path, folderError(dir, err))
 	}
 	defer func() {
 		if err != nil {
@@ -63,6 +63,35 @@ func createTemp(dir, prefix string) (*os.File, error) {
 		return f, err
 	}
 }
+
+// folderError says why no file could be created in dir in the user's
+// terms, the folder's, rather than the temporary file's, whose name the
+// user never gave: "folder out does not exist", "out is not a folder".
+// The error still wraps the system's (errors.Is(err, fs.ErrNotExist)).
+func folderError(dir string, err error) error {
+	var pathErr *fs.PathError
+	if !errors.As(err, &pathErr) {
+		return err
+	}
+	info, statErr := os.Stat(dir)
+	switch {
+	case errors.Is(statErr, fs.ErrNotExist):
+		return reason{fmt.Sprintf("folder %s does not exist", dir), pathErr.Err}
+	case statErr == nil && !info.IsDir():
+		return reason{fmt.Sprintf("%s is not a folder", dir), pathErr.Err}
+	}
+	return fmt.Errorf("create a file in folder %s: %w", dir, pathErr.Err)
+}
+
+// reason is an error said in words of its own that still wraps the
+// system's error it stands for.
+type reason struct {
+	text string
+	err  error
+}
+
+func (r reason) Error() string { return r.text }
+func (r reason) Unwrap() error { return r.err }
 
 // WriteBytes writes data to path atomically.
 func WriteBytes(path string, data []byte) error {
