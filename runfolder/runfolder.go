@@ -137,6 +137,40 @@ func (f Folder) Matches() string { return f.path(matchesName) }
 // Plot is where curves are drawn unless the user says otherwise.
 func (f Folder) Plot() string { return f.path(plotName) }
 
+// ErrNoRun is what Check's error is (errors.Is) when the folder holds no
+// run: it does not exist, or has no config. A command that starts runs
+// starts one there; one that reads a run stops.
+var ErrNoRun = errors.New("no run there")
+
+// Check says whether the folder holds a run, in the words of someone who
+// gave its path as --run: a file is not a run folder, and a folder that
+// does not exist, or has no config, holds no run (ErrNoRun). Without it
+// a command would fail on the first file it opened inside, with a
+// message about that file ("open README.md/models: not a directory").
+func (f Folder) Check() error {
+	info, err := os.Stat(string(f))
+	var pathErr *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return noRun{fmt.Sprintf("%s does not exist", f)}
+	case errors.As(err, &pathErr):
+		return fmt.Errorf("%s: %w", f, pathErr.Err)
+	case err != nil:
+		return err
+	case !info.IsDir():
+		return fmt.Errorf("%s is a file, not a run folder", f)
+	case !f.Exists():
+		return noRun{fmt.Sprintf("%s is not a run folder (no %s)", f, configName)}
+	}
+	return nil
+}
+
+// noRun is Check's error for a folder that holds no run.
+type noRun struct{ text string }
+
+func (e noRun) Error() string        { return e.text }
+func (e noRun) Is(target error) bool { return target == ErrNoRun }
+
 // Exists reports whether the folder holds a run (its config).
 func (f Folder) Exists() bool {
 	_, err := os.Stat(f.Config())

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -60,8 +59,8 @@ const (
 // whose config does not read, is an error.
 func NewRun(dir string, games Games, summarize Summarizer) (*Run, error) {
 	f := runfolder.Folder(dir)
-	if !f.Exists() {
-		return nil, fmt.Errorf("%s is not a run folder (no %s)", dir, filepath.Base(f.Config()))
+	if err := f.Check(); err != nil {
+		return nil, err
 	}
 	raw, err := readBounded(f.Config(), maxConfigBytes)
 	if err != nil {

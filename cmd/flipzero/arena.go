@@ -128,6 +128,11 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	if *workers < 0 || *concurrent < 0 {
 		return usagef("--workers and --concurrent must not be negative")
 	}
+	if *runDir != "" {
+		if err := checkRun(*runDir, true); err != nil {
+			return err
+		}
+	}
 	popts := player.PlayerOptions{Playouts: *playouts, LoadNetwork: loadNetworkPlayer(g, dev, io.err)}
 	if env.Players(g) == 1 {
 		set := map[string]bool{}

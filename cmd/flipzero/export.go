@@ -41,6 +41,11 @@ func runExport(ctx context.Context, args []string, io stdio) error {
 	case *format == "flipzero" && onnxName:
 		// onnxruntime would fail on it with "Protobuf parsing failed".
 		return usagef("--out %s: a flipzero model file named .onnx; give --format onnx for an ONNX model, or another name", *out)
+	case *format != "flipzero" && *format != "onnx":
+		return usagef("--format %q, want flipzero or onnx", *format)
+	}
+	if err := checkRun(*runDir, false); err != nil {
+		return err
 	}
 	run := runfolder.Folder(*runDir)
 	var meta map[string]string
@@ -50,8 +55,6 @@ func runExport(ctx context.Context, args []string, io stdio) error {
 		meta, err = loop.Export(run, *gen, *out, nil)
 	case "onnx":
 		meta, err = exportONNX(run, *gen, *out)
-	default:
-		return usagef("--format %q, want flipzero or onnx", *format)
 	}
 	if err != nil {
 		return usageError{err}

@@ -71,4 +71,15 @@ func TestExportONNX(t *testing.T) {
 	if code != 2 || !strings.Contains(stderr, "--format") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Errorf("an unknown format: exit %d, %q; want 2 and one line naming --format", code, stderr)
 	}
+
+	// Into a folder that does not exist, each format names the folder,
+	// not the temporary file it would have written first.
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, name := range []string{"ttt.fznet", "ttt.onnx"} {
+		code, _, stderr = runCLI(t, "", "export", "--run", run, "--out", filepath.Join(missing, name))
+		want := "folder " + missing + " does not exist"
+		if code != 2 || !strings.Contains(stderr, want) || strings.Contains(stderr, ".tmp-") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("export --out %s: exit %d, %q; want 2 and one line saying %q", filepath.Join(missing, name), code, stderr, want)
+		}
+	}
 }

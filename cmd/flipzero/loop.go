@@ -2,7 +2,8 @@ package main
 
 import (
 	"context"
-	"os"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/flipzero/flipzero/loop"
@@ -38,8 +39,8 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	if *generations < 0 || *minutes < 0 {
 		return usagef("--generations and --minutes must not be negative")
 	}
-	if info, err := os.Stat(*runDir); err == nil && !info.IsDir() {
-		return usagef("--run %s is a file, not a run folder", *runDir)
+	if err := checkRun(*runDir, true); err != nil {
+		return err
 	}
 	if *config == "" {
 		if !runfolder.Folder(*runDir).Exists() {
@@ -75,6 +76,18 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	return loop.Loop(ctx, opts)
 }
 
+// checkRun refuses a --run that is not a run folder, in runfolder.Check's
+// words, before a command fails on some file inside it. A command that
+// may start a run there, or keeps a match log in any folder, passes
+// orEmpty to accept a folder that holds no run yet.
+func checkRun(dir string, orEmpty bool) error {
+	err := runfolder.Folder(dir).Check()
+	if err == nil || orEmpty && errors.Is(err, runfolder.ErrNoRun) {
+		return nil
+	}
+	return usageError{fmt.Errorf("--run: %w", err)}
+}
+
 func runPlot(ctx context.Context, args []string, io stdio) error {
 	fs := newFlags("plot", "plot --run DIR [--out FILE]\n\nDraws the run's loss curves (and ratings, when measured) to a PNG.", io.out)
 	runDir := fs.String("run", "", "run folder")
@@ -84,6 +97,9 @@ func runPlot(ctx context.Context, args []string, io stdio) error {
 	}
 	if *runDir == "" {
 		return usagef("--run is required")
+	}
+	if err := checkRun(*runDir, false); err != nil {
+		return err
 	}
 	if *out == "" {
 		*out = runfolder.Folder(*runDir).Plot()

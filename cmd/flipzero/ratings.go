@@ -27,6 +27,10 @@ func runRatings(ctx context.Context, args []string, io stdio) error {
 	if *runDir == "" {
 		return usagef("--run is required")
 	}
+	// A folder that only keeps the arena's match log is rated too.
+	if err := checkRun(*runDir, true); err != nil {
+		return err
+	}
 	run := runfolder.Folder(*runDir)
 	records, skipped, err := arena.ReadMatches(run.Matches())
 	if err != nil {
