@@ -4,12 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/internal/suggest"
 	"github.com/flipzero/flipzero/mcts"
 )
 
@@ -459,7 +463,49 @@ func ParsePlayer(name string, opts PlayerOptions) (Player, error) {
 		return GTPPlayer(arg)
 	}
 	if opts.LoadNetwork == nil {
-		return nil, fmt.Errorf("unknown player %q (known: random, greedy, perfect, mcts:N, alphabeta:D, gtp:COMMAND, or a model file)", name)
+		return nil, unknownPlayer(name, "not one of")
+	}
+	// A name that is no file is a slip in a kind's name at least as often
+	// as a missing model: the kinds say more than "no such file". A file
+	// that is there but does not load keeps its own error.
+	if _, err := os.Stat(name); errors.Is(err, fs.ErrNotExist) {
+		return nil, unknownPlayer(name, "no such model file, nor one of")
 	}
 	return opts.LoadNetwork(name, opts.Playouts)
+}
+
+// playerKinds are the players ParsePlayer knows by name, as a command
+// line writes them.
+func playerKinds() []string {
+	return []string{"random", "greedy", "perfect", "mcts:N", "alphabeta:D", "gtp:COMMAND"}
+}
+
+// unknownPlayer is the error for a name that is no player: what it is
+// not, the kinds of player, and the kind it was likely meant to be.
+func unknownPlayer(name, isNot string) error {
+	kinds := playerKinds()
+	msg := fmt.Sprintf("unknown player %q: %s %s", name, isNot, strings.Join(kinds, ", "))
+	if guess, ok := nearestKind(name, kinds); ok {
+		msg += "; did you mean " + guess + "?"
+	}
+	return errors.New(msg)
+}
+
+// nearestKind is the kind of player name was likely meant to be, by the
+// part before its colon: mcst:100 for mcts:N, greddy for greedy, mcts
+// without its number for mcts:N, random:3 for random.
+func nearestKind(name string, kinds []string) (string, bool) {
+	typed, _, _ := strings.Cut(name, ":")
+	bare := make([]string, len(kinds))
+	for i, k := range kinds {
+		bare[i], _, _ = strings.Cut(k, ":")
+		if bare[i] == typed {
+			return k, true
+		}
+	}
+	guess, ok := suggest.Nearest(typed, bare)
+	if !ok {
+		return "", false
+	}
+	return kinds[slices.Index(bare, guess)], true
 }

@@ -36,7 +36,7 @@ func TestInputErrorsExit2(t *testing.T) {
 	}{
 		{[]string{"loop", "--config", filepath.Join(dir, "nope.yaml"), "--run", filepath.Join(dir, "r1")}, "nope.yaml"},
 		{[]string{"loop", "--config", chess, "--run", filepath.Join(dir, "r2")}, "chess"},
-		{[]string{"loop", "--config", badKey, "--run", filepath.Join(dir, "r3")}, "cpucct"},
+		{[]string{"loop", "--config", badKey, "--run", filepath.Join(dir, "r3")}, "unknown key search.cpucct; did you mean search.cpuct?"},
 		{[]string{"loop", "--config", badValue, "--run", filepath.Join(dir, "r4")}, "search.noise_weight"},
 		{[]string{"loop", "--config", notYAML, "--run", filepath.Join(dir, "r5")}, "notyaml.yaml"},
 		{[]string{"loop", "--run", notRun}, notRun},
@@ -56,6 +56,17 @@ func TestInputErrorsExit2(t *testing.T) {
 		{[]string{"arena", "--game", "reversi-solitaire", "--a", "greedy", "--resume"}, "--resume: reversi-solitaire is a one-player game"},
 		{[]string{"export", "--run", filepath.Join(dir, "none"), "--out", filepath.Join(dir, "m")}, "none"},
 		{[]string{"export", "--run", notRun, "--out", filepath.Join(dir, "m"), "--format", "tflite"}, "tflite"},
+		{[]string{"export", "--run", notRun, "--out", filepath.Join(dir, "m")}, notRun + " is not a run folder (no config.yaml)"},
+		// A file given as --run is said to be one, by every command that
+		// takes a run, not met as "open FILE/models: not a directory".
+		{[]string{"export", "--run", corrupt, "--out", filepath.Join(dir, "m")}, "--run: " + corrupt + " is a file, not a run folder"},
+		{[]string{"plot", "--run", corrupt}, "--run: " + corrupt + " is a file, not a run folder"},
+		{[]string{"ratings", "--run", corrupt}, "--run: " + corrupt + " is a file, not a run folder"},
+		{[]string{"serve", "--run", corrupt}, "--run: " + corrupt + " is a file, not a run folder"},
+		{[]string{"arena", "--game", "tictactoe", "--a", "perfect", "--b", "random", "--run", corrupt}, "--run: " + corrupt + " is a file, not a run folder"},
+		// A player that is neither a kind nor a file lists the kinds.
+		{[]string{"arena", "--game", "tictactoe", "--a", "perfect", "--b", "nosuchplayer"}, `--b: unknown player "nosuchplayer": no such model file, nor one of random, greedy, perfect, mcts:N, alphabeta:D, gtp:COMMAND`},
+		{[]string{"arena", "--game", "tictactoe", "--a", "perfect", "--b", "greddy"}, "did you mean greedy?"},
 		{[]string{"info", missing}, "missing.ckpt"},
 		{[]string{"info", corrupt}, "corrupt.ckpt"},
 		{[]string{"play", "--model", missing}, "missing.ckpt"},
@@ -68,7 +79,7 @@ func TestInputErrorsExit2(t *testing.T) {
 		{[]string{"perft", "--game", "othello", "--depth", "-1"}, "depth"},
 		{[]string{"moves", "--game", "chess"}, "chess"},
 		{[]string{"bench", "nn", "--game", "chess"}, "chess"},
-		{[]string{"bench", "selfplay", "--game", "tictactoe", "--config", badKey}, "cpucct"},
+		{[]string{"bench", "selfplay", "--game", "tictactoe", "--config", badKey}, "unknown key search.cpucct; did you mean search.cpuct?"},
 		{[]string{"bench", "warp"}, "warp"},
 		{[]string{"plot", "--run", filepath.Join(dir, "none")}, "none"},
 		{[]string{"ratings", "--run", filepath.Join(dir, "none")}, "none"},
