@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"github.com/flipzero/flipzero/nn"
 	"testing"
 
@@ -124,6 +125,62 @@ func BenchmarkTrainStep(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(float64(b.N*128)/b.Elapsed().Seconds(), "samples/s")
 			b.ReportMetric(float64(b.N*128)/(cpuTime()-cpu0).Seconds(), "samples/cpu-s")
+		})
+	}
+}
+
+// BenchmarkTowerConv times one 3×3 tower convolution of 64 filters over
+// a batch of 32 Othello boards on each direct kernel set this CPU runs,
+// the int8 sets with their inputs' quantization: the kernels alone,
+// without the rest of the network (BenchmarkEvaluate).
+func BenchmarkTowerConv(b *testing.B) {
+	const filters, batch = 64, 32
+	sh := shape{planes: filters, height: 8, width: 8}
+	rng := rand.New(rand.NewPCG(1, 2))
+	fc := foldedConv{kernel: 3, in: filters, out: filters, w: make([]float32, 9*filters*filters, 9*filters*filters+weightSlack), b: make([]float32, filters, filters+weightSlack)}
+	for i := range fc.w {
+		fc.w[i] = float32(rng.NormFloat64() * 0.05)
+	}
+	sets := append(append(append([]directArch(nil), directArchs()...), directBF16Archs()...), directInt8Archs()...)
+	for _, arch := range sets {
+		b.Run(arch.name, func(b *testing.B) {
+			g := newDirectGeom(arch, sh, batch)
+			src := make([]float32, batch*g.padCells*filters)
+			for _, p := range g.pix {
+				for j := range filters {
+					src[int(p)*filters+j] = float32(max(0, rng.NormFloat64()))
+				}
+			}
+			dst := make([]float32, len(src))
+			n := len(g.pix)
+			var run func()
+			switch {
+			case arch.int8:
+				c := newInt8Conv(fc, arch.byteWeights)
+				q := quantized{make([]uint8, len(src)), make([]float32, batch*g.padCells), make([]float32, batch*g.padCells)}
+				run = func() {
+					quantizePixels(q, src, g.pix, sh.cells(), filters, nil, 0, false)
+					g.convInt8(c, q, false, dst, nil, 0, n, true, false)
+				}
+			case arch.bf16:
+				c := newBF16Conv(fc)
+				half := make([]uint16, g.halfPixels(batch)*filters)
+				run = func() {
+					roundPixelsBF16(half, src, g.pix, filters)
+					g.convBF16(&c, half, dst, nil, 0, n, true, false)
+				}
+			default:
+				run = func() { g.conv(&fc, src, dst, nil, 0, n, true, false) }
+			}
+			cpu0 := cpuTime()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				run()
+			}
+			b.StopTimer()
+			macs := float64(b.N) * float64(n) * 9 * filters * filters
+			b.ReportMetric(macs/b.Elapsed().Seconds()/1e9, "GMAC/s")
+			b.ReportMetric(macs/(cpuTime()-cpu0).Seconds()/1e9, "GMAC/cpu-s")
 		})
 	}
 }

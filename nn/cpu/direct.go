@@ -55,11 +55,13 @@ type directTile struct {
 // layers as the float32 set of its width does; an amx set convolves
 // those whose channels come in 32s on AMX's tiles (amx_amd64.go), the
 // rest on AVX-512 BF16. An int8 set convolves the tower's 3×3 layers on
-// bytes (int8.go), its other layers as the float32 set of its width.
+// bytes (int8.go), its weights held to ±byteWeights, its other layers as
+// the float32 set of its width.
 type directArch struct {
 	name                  string
 	pixels, lanes, groups int
 	bf16, amx, int8       bool
+	byteWeights           int
 }
 
 var (
@@ -67,15 +69,23 @@ var (
 	archAVX2       = directArch{name: "AVX2", pixels: 4, lanes: 8, groups: 3}
 	archAVX512BF16 = directArch{name: "AVX-512 BF16", pixels: 6, lanes: 16, groups: 4, bf16: true}
 	archAMXBF16    = directArch{name: "AMX BF16", pixels: 6, lanes: 16, groups: 4, bf16: true, amx: true}
-	archAVX512VNNI = directArch{name: "AVX-512 VNNI", pixels: 6, lanes: 16, groups: 4, int8: true}
+	archAVX512VNNI = directArch{name: "AVX-512 VNNI", pixels: 6, lanes: 16, groups: 4, int8: true, byteWeights: 127}
+	archAVXVNNI    = directArch{name: "AVX-VNNI", pixels: 4, lanes: 8, groups: 3, int8: true, byteWeights: 127}
+	// AVX2's VPMADDUBSW sums two products of a byte input (up to 255) and
+	// a byte weight in int16, which saturates past 32,767: weights held
+	// to ±64 keep a pair's sum within it.
+	archAVX2Int8 = directArch{name: "AVX2 int8", pixels: 4, lanes: 8, groups: 3, int8: true, byteWeights: 64}
 )
 
 // forTraining is the kernel set a trainer convolves with when arch is
 // chosen: training never rounds to bytes, so an int8 set trains in
-// float32.
+// float32, on the float32 set of its width.
 func (arch directArch) forTraining() directArch {
-	if arch.int8 {
+	switch {
+	case arch.int8 && arch.lanes == archAVX512.lanes:
 		return archAVX512
+	case arch.int8:
+		return archAVX2
 	}
 	return arch
 }
@@ -92,14 +102,18 @@ func directDefault() (directArch, bool) { return directChoice(false) }
 // directChoice is the kernel set an evaluator convolves with: the one
 // FLIPZERO_CONV names, to compare them — avx512, avx2, avx512bf16 (where
 // the CPU has AVX-512 BF16), amxbf16 (where it has AMX), avx512vnni
-// (where it has AVX-512 VNNI) or im2row (none: im2row + matrix multiply)
-// — else, where preferFast and the CPU has them, the fastest kernels of
-// reduced precision: AMX's bfloat16 tiles, else AVX-512 VNNI's bytes
-// (1.8× AVX-512 BF16's positions a second on Zen 4, and stronger at
-// equal time), else AVX-512 BF16; else the fastest float32 set.
+// (where it has AVX-512 VNNI), avxvnni (where it has AVX-VNNI), avx2int8
+// (where it has AVX2) or im2row (none: im2row + matrix multiply) — else,
+// where preferFast and the CPU has them, the fastest kernels of reduced
+// precision: AMX's bfloat16 tiles, else bytes on kernels as wide as its
+// fastest float32 set's (AVX-512 VNNI: 1.8× AVX-512 BF16's positions a
+// second on Zen 4, and stronger at equal time; on a CPU without AVX-512,
+// AVX-VNNI or AVX2's bytes), else AVX-512 BF16; else the fastest float32
+// set. AVX2's bytes multiply no faster than AVX-512's float32, so a CPU
+// with AVX-512 keeps its float32 set.
 func directChoice(preferFast bool) (directArch, bool) {
-	bf16s, int8s := directBF16Archs(), directInt8Archs()
-	archs := append(append(directArchs(), bf16s...), int8s...)
+	floats, bf16s, int8s := directArchs(), directBF16Archs(), directInt8Archs()
+	archs := append(append(append([]directArch(nil), floats...), bf16s...), int8s...)
 	key := func(s string) string { return strings.NewReplacer("-", "", " ", "").Replace(strings.ToLower(s)) }
 	want := key(os.Getenv("FLIPZERO_CONV"))
 	if len(archs) == 0 || want == "im2row" {
@@ -114,7 +128,7 @@ func directChoice(preferFast bool) (directArch, bool) {
 		switch {
 		case len(bf16s) > 0 && bf16s[0].amx:
 			return bf16s[0], true
-		case len(int8s) > 0:
+		case len(int8s) > 0 && int8s[0].lanes == floats[0].lanes:
 			return int8s[0], true
 		case len(bf16s) > 0:
 			return bf16s[0], true

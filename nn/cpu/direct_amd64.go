@@ -59,6 +59,29 @@ func direct4x2AVX2(t *directTile)
 //go:noescape
 func direct4x3AVX2(t *directTile)
 
+// The AVX2 int8 kernels: direct4xNAVX2 on quads of byte inputs and
+// weights, through VPMADDUBSW and VPMADDWD.
+
+//go:noescape
+func direct4x1AVX2Int8(t *directTile)
+
+//go:noescape
+func direct4x2AVX2Int8(t *directTile)
+
+//go:noescape
+func direct4x3AVX2Int8(t *directTile)
+
+// The AVX-VNNI kernels: direct4xNAVX2Int8 with VPDPBUSD.
+
+//go:noescape
+func direct4x1AVXVNNI(t *directTile)
+
+//go:noescape
+func direct4x2AVXVNNI(t *directTile)
+
+//go:noescape
+func direct4x3AVXVNNI(t *directTile)
+
 // directArchs lists the kernel sets this CPU runs, fastest first (the
 // x/sys/cpu flags include the system's saving of the registers).
 func directArchs() []directArch {
@@ -85,14 +108,22 @@ func directBF16Archs() []directArch {
 	return archs
 }
 
-// directInt8Archs lists the int8 kernel sets this CPU runs: AVX-512
-// VNNI.
+// directInt8Archs lists the int8 kernel sets this CPU runs, fastest
+// first: AVX-512 VNNI, AVX-VNNI, and AVX2's emulation of them.
 func directInt8Archs() []directArch {
-	if !cpu.X86.HasAVX512F || !cpu.X86.HasAVX512VNNI {
-		return nil
+	var archs []directArch
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VNNI {
+		archs = append(archs, archAVX512VNNI)
 	}
-	return []directArch{archAVX512VNNI}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		if cpu.X86.HasAVXVNNI {
+			archs = append(archs, archAVXVNNI)
+		}
+		archs = append(archs, archAVX2Int8)
+	}
+	return archs
 }
+
 
 // directBF16 is the fastest bfloat16 kernel set, where the CPU has one.
 func directBF16() (directArch, bool) {
@@ -110,7 +141,7 @@ func directBF16() (directArch, bool) {
 // caller's stack.
 func directKernel(arch directArch, groups int, prec precision, t *directTile) {
 	switch {
-	case prec == precInt8:
+	case prec == precInt8 && arch.lanes == archAVX512.lanes:
 		switch groups {
 		case 1:
 			direct6x1VNNI(t)
@@ -120,6 +151,24 @@ func directKernel(arch directArch, groups int, prec precision, t *directTile) {
 			direct6x3VNNI(t)
 		default:
 			direct6x4VNNI(t)
+		}
+	case prec == precInt8 && arch.byteWeights == archAVX2Int8.byteWeights:
+		switch groups {
+		case 1:
+			direct4x1AVX2Int8(t)
+		case 2:
+			direct4x2AVX2Int8(t)
+		default:
+			direct4x3AVX2Int8(t)
+		}
+	case prec == precInt8:
+		switch groups {
+		case 1:
+			direct4x1AVXVNNI(t)
+		case 2:
+			direct4x2AVXVNNI(t)
+		default:
+			direct4x3AVXVNNI(t)
 		}
 	case prec == precBF16:
 		switch groups {

@@ -5,12 +5,14 @@ import (
 	"unsafe"
 )
 
-// Int8 inference (the AVX-512 VNNI kernels, FLIPZERO_CONV=avx512vnni)
-// holds a tower convolution's weights and inputs in bytes and sums
-// their products in int32, four a lane an instruction:
+// Int8 inference (the AVX-512 VNNI kernels, FLIPZERO_CONV=avx512vnni;
+// AVX-VNNI's, avxvnni; AVX2's, avx2int8) holds a tower convolution's
+// weights and inputs in bytes and sums their products in int32, four a
+// lane an instruction (AVX2: three instructions):
 //
 //   - each output channel's weights are scaled by their largest
-//     magnitude to −127..127 (symmetric, so no zero point);
+//     magnitude to −127..127 (symmetric, so no zero point), or to −64..64
+//     for AVX2, whose pairs of products are summed in int16;
 //   - each position's inputs are scaled by their range to 0..255: a
 //     3×3 convolution reads only its own position's pixels, so one scale
 //     a position serves the whole neighbourhood, and a position's result
@@ -26,27 +28,31 @@ import (
 // VNNI kernels: w has a row for each quad of input channels at each kernel
 // offset, (ky·kernel + kx)·in/4 + quad, holding for each output channel
 // the quad's four weights as signed bytes, the lowest channel's in the
-// low byte. wscale is each output channel's scale (a weight is its byte
-// × the scale) and wsum the sum of its weights as bytes × the scale; b is
-// the foldedConv's bias.
+// low byte, held to ±byteWeights. wscale is each output channel's scale
+// (a weight is its byte × the scale) and wsum the sum of its weights as
+// bytes × the scale; b is the foldedConv's bias. Each slice has room for
+// weightSlack more after it, which the AVX2 kernels read.
 type int8Conv struct {
 	kernel, in, out int
+	byteWeights     int
 	w               []uint32
 	wscale, wsum, b []float32
 }
 
-func newInt8Conv(c foldedConv) *int8Conv {
+func newInt8Conv(c foldedConv, byteWeights int) *int8Conv {
 	kk, quads := c.kernel*c.kernel, c.in/4
-	ic := &int8Conv{kernel: c.kernel, in: c.in, out: c.out, w: make([]uint32, kk*quads*c.out),
-		wscale: make([]float32, c.out), wsum: make([]float32, c.out), b: c.b}
+	slack := func(n int) []float32 { return make([]float32, n, n+weightSlack) }
+	ic := &int8Conv{kernel: c.kernel, in: c.in, out: c.out, byteWeights: byteWeights,
+		w: make([]uint32, kk*quads*c.out, kk*quads*c.out+weightSlack), wscale: slack(c.out), wsum: slack(c.out), b: c.b}
 	inv := make([]float32, c.out)
+	top := float32(byteWeights)
 	for o := range c.out {
 		var most float32
 		for r := 0; r < kk*c.in; r++ {
 			most = max(most, float32(math.Abs(float64(c.w[r*c.out+o]))))
 		}
 		if most > 0 {
-			ic.wscale[o], inv[o] = most/127, 127/most
+			ic.wscale[o], inv[o] = most/top, top/most
 		}
 	}
 	sums := make([]int, c.out)
@@ -56,7 +62,7 @@ func newInt8Conv(c foldedConv) *int8Conv {
 			for o := range row {
 				var word uint32
 				for b := 0; b < 4; b++ {
-					q := int8(min(max(math.RoundToEven(float64(c.w[(k*c.in+4*j+b)*c.out+o]*inv[o])), -127), 127))
+					q := int8(min(max(math.RoundToEven(float64(c.w[(k*c.in+4*j+b)*c.out+o]*inv[o])), -float64(top)), float64(top)))
 					word |= uint32(uint8(q)) << (8 * b)
 					sums[o] += int(q)
 				}
@@ -74,8 +80,12 @@ func newInt8Conv(c foldedConv) *int8Conv {
 // (c.in channels a pixel) and each padded pixel's scale and, if signed,
 // zero point × scale; the sums are int32, dst float32.
 func (d *directGeom) convInt8(c *int8Conv, q quantized, signed bool, dst, skip []float32, lo, hi int, relu, compact bool) {
-	if !d.arch.int8 {
+	if !d.arch.int8 || c.byteWeights > d.arch.byteWeights {
 		panic("nn: int8 convolution with the " + d.arch.name + " kernels")
+	}
+	if cap(c.w) < len(c.w)+weightSlack || cap(c.wscale) < len(c.wscale)+weightSlack ||
+		cap(c.wsum) < len(c.wsum)+weightSlack || cap(c.b) < len(c.b)+weightSlack {
+		panic("nn: int8 convolution of weights without room after them")
 	}
 	dc := directConv{kernel: c.kernel, words: c.in / 4, inStride: int64(c.in), out: c.out, w: unsafe.Pointer(&c.w[0]), bias: c.b,
 		prec: precInt8, wscale: unsafe.Pointer(&c.wscale[0]), wsum: unsafe.Pointer(&c.wsum[0]), scale: unsafe.Pointer(&q.scale[0])}

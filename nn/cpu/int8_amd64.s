@@ -90,3 +90,89 @@ qgroup:
 	JNZ       qpixel
 	VZEROUPPER
 	RET
+
+// func rangePixelsAVX2(src *float32, pix *int32, n int, channels int) (lo, hi float32)
+//
+// rangePixelsAVX512 with AVX2: channels a multiple of 8.
+TEXT ·rangePixelsAVX2(SB), NOSPLIT, $0-40
+	MOVQ   src+0(FP), SI
+	MOVQ   pix+8(FP), DX
+	MOVQ   n+16(FP), CX
+	MOVQ   channels+24(FP), BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+pixel2:
+	MOVLQSX (DX), AX
+	IMULQ   BX, AX
+	LEAQ    (SI)(AX*4), R8
+	MOVQ    BX, R10
+
+group2:
+	VMOVUPS (R8), Y5
+	VMAXPS  Y5, Y0, Y0
+	VMINPS  Y5, Y1, Y1
+	ADDQ    $32, R8
+	SUBQ    $8, R10
+	JNZ     group2
+	ADDQ    $4, DX
+	DECQ    CX
+	JNZ     pixel2
+	VEXTRACTF128 $1, Y0, X6
+	VMAXPS       X6, X0, X0
+	VPERMILPS    $0x4e, X0, X6
+	VMAXPS       X6, X0, X0
+	VPERMILPS    $0xb1, X0, X6
+	VMAXPS       X6, X0, X0
+	VMOVSS       X0, hi+36(FP)
+	VEXTRACTF128 $1, Y1, X7
+	VMINPS       X7, X1, X1
+	VPERMILPS    $0x4e, X1, X7
+	VMINPS       X7, X1, X1
+	VPERMILPS    $0xb1, X1, X7
+	VMINPS       X7, X1, X1
+	VMOVSS       X1, lo+32(FP)
+	VZEROUPPER
+	RET
+
+// func quantPixelsAVX2(dst *uint8, src *float32, pix *int32, n int, channels int, inv float32, zp int32)
+//
+// quantPixelsAVX512 with AVX2: channels a multiple of 8. The int32s are
+// narrowed to int16 and then to bytes with saturation (VPACKSSDW,
+// VPACKUSWB), which holds them to 0..255 as the AVX-512 kernel's clamp
+// and VPMOVUSDB do.
+TEXT ·quantPixelsAVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         pix+16(FP), DX
+	MOVQ         n+24(FP), CX
+	MOVQ         channels+32(FP), BX
+	VBROADCASTSS inv+40(FP), Y2
+	MOVL         zp+44(FP), AX
+	MOVL         AX, X4
+	VPBROADCASTD X4, Y4
+
+qpixel2:
+	MOVLQSX (DX), AX
+	IMULQ   BX, AX
+	LEAQ    (SI)(AX*4), R8
+	LEAQ    (DI)(AX*1), R9
+	MOVQ    BX, R10
+
+qgroup2:
+	VMULPS       (R8), Y2, Y0
+	VCVTPS2DQ    Y0, Y0
+	VPADDD       Y4, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPACKSSDW    X1, X0, X0
+	VPACKUSWB    X0, X0, X0
+	MOVQ         X0, (R9)
+	ADDQ         $32, R8
+	ADDQ         $8, R9
+	SUBQ         $8, R10
+	JNZ          qgroup2
+	ADDQ         $4, DX
+	DECQ         CX
+	JNZ          qpixel2
+	VZEROUPPER
+	RET

@@ -4,25 +4,33 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/flipzero/flipzero/env/othello"
 	"github.com/flipzero/flipzero/nn"
 )
 
-// TestNewInt8Conv: each output channel's largest weight becomes ±127,
-// every weight is its byte × its channel's scale within half a scale,
-// and a channel of zeros has scale 0 and zero bytes.
+// TestNewInt8Conv: each output channel's largest weight becomes ±127
+// (±64 for AVX2's kernels), every weight is its byte × its channel's
+// scale within half a scale, and a channel of zeros has scale 0 and zero
+// bytes.
 func TestNewInt8Conv(t *testing.T) {
+	for _, byteWeights := range []int{archAVX512VNNI.byteWeights, archAVX2Int8.byteWeights} {
+		t.Run(fmt.Sprint(byteWeights), func(t *testing.T) { testNewInt8Conv(t, byteWeights) })
+	}
+}
+
+func testNewInt8Conv(t *testing.T, byteWeights int) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const in, out = 12, 20
-	c := foldedConv{kernel: 3, in: in, out: out, w: make([]float32, 9*in*out), b: make([]float32, out)}
+	c := foldedConv{kernel: 3, in: in, out: out, w: make([]float32, 9*in*out), b: make([]float32, out, out+weightSlack)}
 	for i := range c.w {
 		if i%out != 7 { // output channel 7 stays zero
 			c.w[i] = float32(rng.NormFloat64() * math.Pow(10, float64(i%out%5-3)))
 		}
 	}
-	ic := newInt8Conv(c)
+	ic := newInt8Conv(c, byteWeights)
 	for o := range out {
 		most := 0
 		for k := range 9 {
@@ -38,8 +46,8 @@ func TestNewInt8Conv(t *testing.T) {
 		switch {
 		case o == 7 && (most != 0 || ic.wscale[o] != 0):
 			t.Errorf("a zero channel: largest byte %d, scale %g", most, ic.wscale[o])
-		case o != 7 && most != 127:
-			t.Errorf("channel %d: largest byte %d, want 127", o, most)
+		case o != 7 && most != byteWeights:
+			t.Errorf("channel %d: largest byte %d, want %d", o, most, byteWeights)
 		}
 	}
 }
@@ -49,8 +57,8 @@ func TestNewInt8Conv(t *testing.T) {
 // a position of zeros stays zero), each value within half a scale of
 // (its byte − the zero point) × the scale, the zero point written into
 // the position's padding, the pixels neither listed nor padding
-// untouched — and AVX-512 (channels in sixteens) writes what the Go
-// loops do.
+// untouched — and the assembly this CPU runs (AVX-512 over channels in
+// sixteens, AVX2 in eights) writes what the Go loops do.
 func TestQuantizePixels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, signed := range []bool{false, true} {
@@ -146,36 +154,81 @@ func testQuantizePixels(t *testing.T, rng *rand.Rand, signed bool, channels int)
 	}
 }
 
-// TestVNNIKernelsMatchIntegerSums: the VNNI kernels compute each output
-// as the exact integer sum of its byte products (less the zero point
-// from each input, where there is one) × its channel's weight scale ×
-// its pixel's scale + the bias (then the skip and ReLU) — every
-// number of channel groups, part of one, more than one block, padded and
-// compact outputs, a part of a batch alone, Othello's board and YINSH's.
-func TestVNNIKernelsMatchIntegerSums(t *testing.T) {
-	archs := directInt8Archs()
-	if len(archs) == 0 {
-		t.Skip("this CPU has no AVX-512 VNNI")
+// int8KernelSets lists every int8 kernel set, with whether this CPU runs
+// it: the tests of those it lacks say so and skip.
+func int8KernelSets() []struct {
+	arch directArch
+	has  bool
+} {
+	runs := directInt8Archs()
+	var sets []struct {
+		arch directArch
+		has  bool
 	}
-	for _, size := range []int{8, 11} {
-		for _, filters := range []int{8, 16, 24, 32, 40, 64, 80, 128} {
-			for _, batch := range []int{1, 5, 32} {
-				t.Run(fmt.Sprintf("%dx%d/filters%d/batch%d", size, size, filters, batch), func(t *testing.T) {
-					testVNNIKernels(t, archs[0], size, filters, batch)
-				})
-			}
+	for _, arch := range []directArch{archAVX512VNNI, archAVXVNNI, archAVX2Int8} {
+		has := false
+		for _, r := range runs {
+			has = has || r == arch
 		}
+		sets = append(sets, struct {
+			arch directArch
+			has  bool
+		}{arch, has})
+	}
+	return sets
+}
+
+// TestInt8KernelsMatchIntegerSums: each int8 kernel set computes each
+// output as the exact integer sum of its byte products (less the zero
+// point from each input, where there is one) × its channel's weight
+// scale × its pixel's scale + the bias (then the skip and ReLU) — every
+// number of channel groups, part of one, more than one block, padded
+// and compact outputs, a part of a batch alone, Othello's board and
+// YINSH's — with weights over the set's whole range, and at its
+// extremes (every input 255, every weight ±byteWeights: AVX2's int16
+// pairs at their largest).
+func TestInt8KernelsMatchIntegerSums(t *testing.T) {
+	for _, set := range int8KernelSets() {
+		t.Run(set.arch.name, func(t *testing.T) {
+			if !set.has {
+				t.Skipf("this CPU has no %s: its kernels are not run", set.arch.name)
+			}
+			for _, size := range []int{8, 11} {
+				for _, filters := range []int{8, 16, 24, 32, 40, 64, 80, 128} {
+					for _, batch := range []int{1, 5, 32} {
+						for _, extreme := range []bool{false, true} {
+							if extreme && batch != 5 {
+								continue
+							}
+							t.Run(fmt.Sprintf("%dx%d/filters%d/batch%d/extreme=%v", size, size, filters, batch, extreme), func(t *testing.T) {
+								testInt8Kernels(t, set.arch, size, filters, batch, extreme)
+							})
+						}
+					}
+				}
+			}
+		})
 	}
 }
 
-func testVNNIKernels(t *testing.T, arch directArch, size, filters, batch int) {
+func testInt8Kernels(t *testing.T, arch directArch, size, filters, batch int, extreme bool) {
 	sh := shape{planes: filters, height: size, width: size}
 	g := newDirectGeom(arch, sh, batch)
 	rng := rand.New(rand.NewPCG(uint64(filters), uint64(batch)))
-	c := &int8Conv{kernel: 3, in: filters, out: filters, w: make([]uint32, 9*filters/4*filters),
-		wscale: make([]float32, filters), wsum: make([]float32, filters), b: make([]float32, filters, filters+weightSlack)}
+	c := &int8Conv{kernel: 3, in: filters, out: filters, byteWeights: arch.byteWeights, w: make([]uint32, 9*filters/4*filters, 9*filters/4*filters+weightSlack),
+		wscale: make([]float32, filters, filters+weightSlack), wsum: make([]float32, filters, filters+weightSlack), b: make([]float32, filters, filters+weightSlack)}
+	// weightByte is a weight over the set's range, or at one of its ends
+	// (the same sign for an output channel's weights).
+	weightByte := func(o int) uint32 {
+		if extreme {
+			return uint32(uint8(int8((o%2*2 - 1) * arch.byteWeights)))
+		}
+		return uint32(uint8(int8(rng.IntN(2*arch.byteWeights+1) - arch.byteWeights)))
+	}
 	for i := range c.w {
-		c.w[i] = rng.Uint32()
+		for b := range 4 {
+			c.w[i] |= weightByte(i%filters) << (8 * b)
+		}
 	}
 	for o := range c.wscale {
 		c.wscale[o] = float32((0.5 + rng.Float64()) / (128 * 64 * math.Sqrt(float64(9*filters))))
@@ -211,6 +264,9 @@ func testVNNIKernels(t *testing.T, arch directArch, size, filters, batch int) {
 		for j := range filters {
 			k := int(p)*filters + j
 			plain.bytes[k], signed.bytes[k], skip[k] = uint8(rng.IntN(256)), uint8(rng.IntN(256)), float32(rng.NormFloat64())
+			if extreme {
+				plain.bytes[k], signed.bytes[k] = 255, 255
+			}
 		}
 	}
 	// want is the output of pixel i, channel o, from the integer sum.
@@ -298,60 +354,81 @@ const int8Tolerance = 0.15
 // TestInt8EvaluatorAgreesWithFloat32 runs every game's default network,
 // and one with global pooling (whose pooled blocks' second convolutions
 // take inputs with a zero point), with random weights and batch norms,
-// with the int8 kernels and the float32 ones on the same positions: the
-// policies and values agree within int8Tolerance, and differ from
-// float32's, which shows the int8 kernels ran.
+// with each int8 kernel set and the float32 set of its width on the same
+// positions: the policies and values agree within int8Tolerance, and
+// differ from float32's, which shows the int8 kernels ran.
 func TestInt8EvaluatorAgreesWithFloat32(t *testing.T) {
-	archs := directInt8Archs()
-	if len(archs) == 0 {
-		t.Skip("this CPU has no AVX-512 VNNI")
-	}
-	for _, tg := range testGames(t) {
-		for _, pooling := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/pooling=%v", tg.game.Name(), pooling), func(t *testing.T) {
-				cfg := nn.DefaultConfig(tg.game)
-				cfg.GlobalPooling = pooling
-				n, err := nn.New(tg.game, cfg, 11)
-				if err != nil {
-					t.Fatal(err)
+	for _, set := range int8KernelSets() {
+		t.Run(set.arch.name, func(t *testing.T) {
+			if !set.has {
+				t.Skipf("this CPU has no %s: its kernels are not run", set.arch.name)
+			}
+			for _, tg := range testGames(t) {
+				for _, pooling := range []bool{false, true} {
+					t.Run(fmt.Sprintf("%s/pooling=%v", tg.game.Name(), pooling), func(t *testing.T) {
+						cfg := nn.DefaultConfig(tg.game)
+						cfg.GlobalPooling = pooling
+						n, err := nn.New(tg.game, cfg, 11)
+						if err != nil {
+							t.Fatal(err)
+						}
+						perturbBatchNorm(n, 5)
+						const count = 7
+						inputs := encodeAll(tg.states(count, 21))
+						forward := func(a directArch) []float32 { return probabilities(t, n, a, inputs, count) }
+						want, got := forward(set.arch.forTraining()), forward(set.arch)
+						d := maxAbsDiff(want, got)
+						t.Logf("largest difference of a probability: %.2g", d)
+						if d > int8Tolerance {
+							t.Errorf("int8 moves a probability by %g, more than %g", d, int8Tolerance)
+						}
+						if maxAbsDiff(got, want) == 0 {
+							t.Error("int8 inference gives float32's results exactly: the int8 kernels did not run")
+						}
+					})
 				}
-				perturbBatchNorm(n, 5)
-				const count = 7
-				inputs := encodeAll(tg.states(count, 21))
-				forward := func(a directArch) []float32 { return probabilities(t, n, a, inputs, count) }
-				want, got := forward(archAVX512), forward(archs[0])
-				d := maxAbsDiff(want, got)
-				t.Logf("largest difference of a probability: %.2g", d)
-				if d > int8Tolerance {
-					t.Errorf("int8 moves a probability by %g, more than %g", d, int8Tolerance)
-				}
-				if maxAbsDiff(got, want) == 0 {
-					t.Error("int8 inference gives float32's results exactly: the int8 kernels did not run")
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
 // TestInt8Choice: the fast backend's evaluators take the int8 kernels
-// where the CPU has AVX-512 VNNI and no AMX, unless FLIPZERO_CONV names
-// another set; FLIPZERO_CONV=avx512vnni gives them to every evaluator;
-// the trainer never takes them.
+// where the CPU has no AMX and has int8 kernels as wide as its widest
+// float32 ones (AVX-512 VNNI; or, without AVX-512, AVX-VNNI or AVX2),
+// unless FLIPZERO_CONV names another set; FLIPZERO_CONV naming an int8
+// set gives it to every evaluator; the trainer never takes them, and
+// trains on the float32 kernels of the int8 set's width.
 func TestInt8Choice(t *testing.T) {
 	net, err := nn.New(othello.Othello(), nn.Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	hasVNNI := len(directInt8Archs()) > 0
+	int8s := directInt8Archs()
+	floats := directArchs()
 	bf16s := directBF16Archs()
 	hasAMX := len(bf16s) > 0 && bf16s[0].amx
-	for _, env := range []string{"", "avx512", "avx512bf16", "avx512vnni"} {
+	wide := len(int8s) > 0 && int8s[0].lanes == floats[0].lanes
+	// in says whether the CPU runs a set of archs that env names.
+	in := func(archs []directArch, env string) bool {
+		for _, a := range archs {
+			if strings.EqualFold(strings.NewReplacer("-", "", " ", "").Replace(a.name), env) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, env := range []string{"", "avx512", "avx2", "avx512bf16", "avx512vnni", "avxvnni", "avx2int8"} {
 		t.Setenv("FLIPZERO_CONV", env)
 		for _, fast := range []bool{false, true} {
 			arch, direct := backend{fast: fast}.arch()
-			want := hasVNNI && (env == "avx512vnni" || env == "" && fast && !hasAMX)
+			// A set the CPU lacks is not named: the default stands.
+			named := in(floats, env) || in(bf16s, env) || in(int8s, env)
+			want := in(int8s, env) || !named && fast && !hasAMX && wide
 			if got := direct && arch.int8; got != want {
-				t.Errorf("FLIPZERO_CONV=%q, fast %v: int8 %v, want %v", env, fast, got, want)
+				t.Errorf("FLIPZERO_CONV=%q, fast %v: int8 %v (%s), want %v", env, fast, got, arch.name, want)
+			}
+			if want && named && !strings.EqualFold(strings.NewReplacer("-", "", " ", "").Replace(arch.name), env) {
+				t.Errorf("FLIPZERO_CONV=%q: kernels %s", env, arch.name)
 			}
 		}
 		tr, err := NewTrainer(net, nn.DefaultTrainConfig())
@@ -360,6 +437,11 @@ func TestInt8Choice(t *testing.T) {
 		}
 		if tr.kernels != nil && tr.kernels.int8 {
 			t.Errorf("FLIPZERO_CONV=%q: the trainer got the int8 kernels", env)
+		}
+	}
+	for _, arch := range []directArch{archAVX512VNNI, archAVXVNNI, archAVX2Int8} {
+		if tr := arch.forTraining(); tr.int8 || tr.lanes != arch.lanes {
+			t.Errorf("%s trains on %s", arch.name, tr.name)
 		}
 	}
 }

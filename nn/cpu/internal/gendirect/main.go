@@ -89,6 +89,26 @@ func vdpbf16ps(dst, src1, src2 int) string {
 // registers: Go's wrapper zeroes X15 again after the call).
 const avx2Pixels = 4
 
+// vpdpbusdVEX encodes AVX-VNNI's VPDPBUSD ymm(src2), ymm(src1), ymm(dst)
+// in Go's operand order — dst += the sums of four products of src1's
+// unsigned bytes and src2's signed bytes — as bytes: VEX.256.66.0F38.W0
+// 50 /r, with ModRM.reg the destination, VEX.vvvv the first source and
+// ModRM.rm the second, all registers. Go's assembler knows only the
+// EVEX form, AVX-512 VNNI's, which a CPU with AVX-VNNI alone lacks.
+func vpdpbusdVEX(dst, src1, src2 int) string {
+	const (
+		mapOF38 = 2 // VEX.mmmmm: the 0F38 opcode map
+		pref66  = 1 // VEX.pp: the 66 prefix
+		len256  = 1 // VEX.L
+		opcode  = 0x50
+	)
+	inv := func(reg, bit int) int { return ^reg >> bit & 1 }
+	b1 := inv(dst, 3)<<7 | 1<<6 | inv(src2, 3)<<5 | mapOF38
+	b2 := (^src1&15)<<3 | len256<<2 | pref66
+	modrm := 0xC0 | (dst&7)<<3 | src2&7
+	return fmt.Sprintf("BYTE $0xc4; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x", b1, b2, opcode, modrm)
+}
+
 func main() {
 	out := flag.String("o", "direct_amd64.s", "the file to write")
 	flag.Parse()
@@ -105,8 +125,10 @@ func main() {
 			kernel(p, groups, m)
 		}
 	}
-	for groups := 1; groups <= 3; groups++ {
-		kernelAVX2(p, groups)
+	for _, m := range []avx2Mode{avx2Float32, avx2Int8, avx2VNNI} {
+		for groups := 1; groups <= 3; groups++ {
+			kernelAVX2(p, groups, m)
+		}
 	}
 	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -295,18 +317,41 @@ func int8Epilogue(p func(string, ...any), groups int, loadRows func()) {
 	p("nozero:")
 }
 
+// avx2Mode is what an AVX2 kernel's inputs and weights are: float32, or
+// quads of bytes (unsigned inputs, signed weights) multiplied by AVX2's
+// VPMADDUBSW and VPMADDWD, or by AVX-VNNI's VPDPBUSD.
+type avx2Mode int
+
+const (
+	avx2Float32 avx2Mode = iota
+	avx2Int8
+	avx2VNNI
+)
+
+// suffix ends the name of an AVX2 kernel of mode m.
+func (m avx2Mode) suffix() string { return [...]string{"AVX2", "AVX2Int8", "AVXVNNI"}[m] }
+
 // kernelAVX2 is kernel for AVX2. It has no mask registers: the weight rows
 // and biases are read whole, past the last real channel (the evaluator's
 // weights have room after their end), and the lanes past it are never
 // stored; only reads from the activations (the skip) and the stores of
 // the last group go through the lane mask.
-func kernelAVX2(p func(string, ...any), groups int) {
-	last := groups - 1
+//
+// The int8 kernels without AVX-VNNI multiply a pixel's quad of bytes into
+// a weight row in three steps: VPMADDUBSW sums the products in pairs into
+// int16 (which saturates: the weights are held to ±64, so that a pair's
+// 2·255·64 fits), VPMADDWD by ones sums the pairs into int32, VPADDD adds
+// them to the sums — as oneDNN does on AVX2. With the sums in Y0–Y11, the
+// broadcast in Y12, the products in Y13 and the ones in Y14, the weight
+// rows are read from memory by each pixel's VPMADDUBSW. AVX-VNNI's
+// VPDPBUSD does all three in one and needs no rounding of the weights.
+func kernelAVX2(p func(string, ...any), groups int, m avx2Mode) {
 	weight := func(g int) string { return fmt.Sprintf("Y%d", 12+g) }
 	acc := func(r, g int) string { return fmt.Sprintf("Y%d", r*groups+g) }
+	name := fmt.Sprintf("direct4x%d", groups) + m.suffix()
 	p("")
-	p("// func direct4x%dAVX2(t *directTile)", groups)
-	p("TEXT ·direct4x%dAVX2(SB), NOSPLIT, $0-8", groups)
+	p("// func %s(t *directTile)", name)
+	p("TEXT ·%s(SB), NOSPLIT, $0-8", name)
 	p("\tMOVQ t+0(FP), DI")
 	p("\tMOVQ directTile_in(DI), SI")
 	for r, reg := range pixelRegs[:avx2Pixels] {
@@ -318,8 +363,13 @@ func kernelAVX2(p func(string, ...any), groups int) {
 	for r := 0; r < avx2Pixels; r++ {
 		for g := 0; g < groups; g++ {
 			a := acc(r, g)
-			p("\tVXORPS %s, %s, %s", a, a, a)
+			p("\tVPXOR %s, %s, %s", a, a, a)
 		}
+	}
+	if m == avx2Int8 {
+		// Sixteen int16 ones: all bits set, shifted right by 15.
+		p("\tVPCMPEQW Y14, Y14, Y14")
+		p("\tVPSRLW $15, Y14, Y14")
 	}
 	p("\tLEAQ directTile_segOff(DI), AX")
 	p("run:")
@@ -328,13 +378,34 @@ func kernelAVX2(p func(string, ...any), groups int) {
 	p("\tJZ epilogue")
 	p("\tMOVQ (AX), DX")
 	p("loop:")
-	for g := 0; g < groups; g++ {
-		p("\tVMOVUPS %d(SI), %s", 32*g, weight(g))
-	}
-	for r, reg := range pixelRegs[:avx2Pixels] {
-		p("\tVBROADCASTSS (%s)(DX*1), Y15", reg)
+	switch m {
+	case avx2Int8:
+		for r, reg := range pixelRegs[:avx2Pixels] {
+			p("\tVPBROADCASTD (%s)(DX*1), Y12", reg)
+			for g := 0; g < groups; g++ {
+				p("\tVPMADDUBSW %d(SI), Y12, Y13", 32*g)
+				p("\tVPMADDWD Y14, Y13, Y13")
+				p("\tVPADDD Y13, %s, %s", acc(r, g), acc(r, g))
+			}
+		}
+	default:
 		for g := 0; g < groups; g++ {
-			p("\tVFMADD231PS %s, Y15, %s", weight(g), acc(r, g))
+			p("\tVMOVUPS %d(SI), %s", 32*g, weight(g))
+		}
+		for r, reg := range pixelRegs[:avx2Pixels] {
+			if m == avx2VNNI {
+				p("\tVPBROADCASTD (%s)(DX*1), Y15", reg)
+			} else {
+				p("\tVBROADCASTSS (%s)(DX*1), Y15", reg)
+			}
+			for g := 0; g < groups; g++ {
+				if m == avx2VNNI {
+					a := r*groups + g
+					p("\t%s // VPDPBUSD %s, Y15, Y%d", vpdpbusdVEX(a, 15, 12+g), weight(g), a)
+				} else {
+					p("\tVFMADD231PS %s, Y15, %s", weight(g), acc(r, g))
+				}
+			}
 		}
 	}
 	p("\tADDQ BX, SI")
@@ -344,15 +415,60 @@ func kernelAVX2(p func(string, ...any), groups int) {
 	p("\tADDQ $8, AX")
 	p("\tJMP run")
 	p("epilogue:")
-	p("\tMOVQ directTile_bias(DI), SI")
-	for g := 0; g < groups; g++ {
-		p("\tVMOVUPS %d(SI), %s", 32*g, weight(g))
+	if m == avx2Float32 {
+		p("\tMOVQ directTile_bias(DI), SI")
+		for r := 0; r < avx2Pixels; r++ {
+			for g := 0; g < groups; g++ {
+				p("\tVADDPS %d(SI), %s, %s", 32*g, acc(r, g), acc(r, g))
+			}
+		}
+	} else {
+		int8EpilogueAVX2(p, groups, acc)
 	}
+	tailAVX2(p, groups, acc)
+}
+
+// int8EpilogueAVX2 is int8Epilogue for the AVX2 kernels, their rows read
+// from memory: sum × the channel's weight scale × the pixel's input
+// scale + the bias, less the zero point × scale × the weight sum.
+func int8EpilogueAVX2(p func(string, ...any), groups int, acc func(r, g int) string) {
 	for r := 0; r < avx2Pixels; r++ {
 		for g := 0; g < groups; g++ {
-			p("\tVADDPS %s, %s, %s", weight(g), acc(r, g), acc(r, g))
+			p("\tVCVTDQ2PS %s, %s", acc(r, g), acc(r, g))
 		}
 	}
+	p("\tMOVQ directTile_wscale(DI), SI")
+	for r := 0; r < avx2Pixels; r++ {
+		for g := 0; g < groups; g++ {
+			p("\tVMULPS %d(SI), %s, %s", 32*g, acc(r, g), acc(r, g))
+		}
+	}
+	// pixelPass applies op to each sum with its group's row, from SI,
+	// and the pixel's factor, read from base at the pixel's scaleOff.
+	pixelPass := func(base, op string) {
+		for r := 0; r < avx2Pixels; r++ {
+			p("\tMOVQ directTile_scaleOff+%d(DI), DX", 8*r)
+			p("\tVBROADCASTSS (%s)(DX*1), Y15", base)
+			for g := 0; g < groups; g++ {
+				p("\t%s %d(SI), Y15, %s", op, 32*g, acc(r, g))
+			}
+		}
+	}
+	p("\tMOVQ directTile_bias(DI), SI")
+	p("\tMOVQ directTile_scale(DI), CX")
+	pixelPass("CX", "VFMADD213PS")
+	p("\tMOVQ directTile_zero(DI), CX")
+	p("\tTESTQ CX, CX")
+	p("\tJZ nozero")
+	p("\tMOVQ directTile_wsum(DI), SI")
+	pixelPass("CX", "VFNMADD231PS")
+	p("nozero:")
+}
+
+// tailAVX2 ends an AVX2 kernel: the skip, the ReLU and the store, the
+// last group's lanes through the mask in Y14.
+func tailAVX2(p func(string, ...any), groups int, acc func(r, g int) string) {
+	last := groups - 1
 	p("\tVMOVDQU directTile_lanes(DI), Y14")
 	p("\tMOVQ directTile_skip(DI), SI")
 	p("\tTESTQ SI, SI")
