@@ -2,8 +2,8 @@ package cpu
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"github.com/flipzero/flipzero/nn"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/flipzero/flipzero/env"

@@ -124,7 +124,6 @@ func directInt8Archs() []directArch {
 	return archs
 }
 
-
 // directBF16 is the fastest bfloat16 kernel set, where the CPU has one.
 func directBF16() (directArch, bool) {
 	archs := directBF16Archs()
