@@ -19,6 +19,44 @@
 // which multiply each input where it lies in padded activations, near
 // the CPU's peak; elsewhere through im2row and a matrix multiply.
 //
+// # Reduced precision
+//
+// Backend evaluates in float32 throughout. FastBackend, the one
+// --device cpu (and auto without a GPU) opens, evaluates the tower's 3×3
+// convolutions in reduced precision where the CPU has it, the stem and
+// the heads in float32, on the first of these the CPU runs
+// (directChoice): bfloat16 on AMX; else bytes on kernels as wide as its
+// fastest float32 set (AVX-512 VNNI; on a CPU without AVX-512, AVX-VNNI
+// or AVX2); else bfloat16 on AVX-512 BF16; else the float32 kernels.
+//
+// bfloat16 (bf16_amd64.go, direct.go's convBF16): where the CPU has
+// AVX-512 BF16 and the tower an even number of filters, the inputs and
+// weights are rounded to bfloat16 in pairs of channels; the sums and
+// outputs are float32.
+//
+// AMX (amx_amd64.go): where the CPU has it and Linux grants the process
+// its tile state (amx_linux_amd64.go), the bfloat16 convolutions whose
+// inputs and outputs come in 32s run on AMX's tiles, the batch's padded
+// grids taken as one long row of pixels, 32 pixels × 32 output channels
+// a block; the others run on AVX-512 BF16.
+//
+// Bytes (int8.go): where the tower's filters come in fours, each output
+// channel's weights are scaled to signed bytes and each position's inputs
+// to 0..255 (with a zero point where a global pooling bias can make them
+// negative), the products are summed in int32 and the outputs are
+// float32. On AVX-512 VNNI, VPDPBUSD sums four products a lane an
+// instruction, the weights scaled to −127..127.
+//
+// FLIPZERO_CONV names a kernel set to use instead, on either backend, to
+// compare them: avx512, avx2, avx512bf16, amxbf16, avx512vnni, avxvnni,
+// avx2int8, or im2row for none. Training stays in float32, a bytes set
+// training on the float32 kernels of its width, unless FLIPZERO_CONV
+// names avx512bf16 or amxbf16: then its 3×3 convolutions train in mixed
+// precision (the inputs, activations forward and gradients backward, and
+// the step's weights rounded to bfloat16; the sums, the weights the
+// optimizer keeps and their gradients float32), on AMX their weight
+// gradients too (amxgrad.go).
+//
 // Matrix multiplies run on OpenBLAS, loaded at run time without cgo
 // where libopenblas.so.0 is installed, with kernels chosen from the CPU's
 // instruction sets and one thread per call so that parallel evaluators do
