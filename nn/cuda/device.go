@@ -1,24 +1,3 @@
-// Package cuda runs flipzero's networks on an NVIDIA GPU through the CUDA
-// driver, cuBLAS and cuDNN, loaded at run time (purego, no cgo) so that
-// one static binary uses the GPU where it finds one and still runs, on
-// the CPU, where it does not.
-//
-// An Inference evaluates nn.Layers (batch norm folded) as nn's CPU
-// Evaluator does, in float32: each batch size's first call runs both ways
-// of computing the convolutions (cuDNN's fused convolution, bias and ReLU;
-// or im2row and cuBLAS SGEMM, faster for small batches), captures each as
-// a CUDA graph and keeps the faster, so that later calls cost one graph
-// launch. Counts between batch sizes are padded to the next of a few
-// sizes; Reload takes the next network of a run into the same plans. A
-// Trainer takes nn's optimizer steps (SGD with momentum and L2, batch norm
-// with batch statistics, the auxiliary heads' losses) with cuDNN's
-// training kernels, walking the network's typed description
-// (nn.Description), and gives the weights back through Sync. Both compute
-// every architecture option of nn.Config; nn/nntest's conformance suite
-// checks them against Gorgonia (TestGPUConformance, where a GPU answers).
-// GPU is the two behind nn.Backend. The kernels cuBLAS and cuDNN lack are
-// CUDA C in kernels.cu, compiled to PTX ahead of time (kernels.ptx) and by
-// the driver when a Device opens.
 package cuda
 
 import (
