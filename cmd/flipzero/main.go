@@ -62,7 +62,6 @@ func commands() []command {
 		{"ratings", "fit Elo ratings to every match stored in a run", runRatings},
 		{"worker", "play self-play games for a run whose trainer is on another machine (NATS)", runWorker},
 	}
-	cmds = append(cmds, extraCommands()...)
 	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
 	return cmds
 }
