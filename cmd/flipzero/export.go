@@ -20,7 +20,7 @@ func runExport(ctx context.Context, args []string, io stdio) error {
 		"metadata (training steps, positions seen, rating if measured, dates), without\n"+
 		"the optimizer state. play, gtp, serve, analyze and arena take it. With --format\n"+
 		"onnx, or an --out name ending .onnx, it writes the same network as an ONNX model\n"+
-		"for other runtimes instead (README: ONNX export).", io.out)
+		"for other runtimes instead (docs/play.md: ONNX export).", io.out)
 	runDir := fs.String("run", "", "run folder")
 	gen := fs.Int("checkpoint", -1, "generation to export (default: the newest)")
 	out := fs.String("out", "", "model file to write")

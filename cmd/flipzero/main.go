@@ -207,7 +207,7 @@ func parseFlags(fs *flagSet, args []string) error {
 }
 
 // dashes writes the flag package's "-name" as "--name", the way the usage
-// and the README spell flags.
+// and the documentation spell flags.
 func dashes(msg string) string {
 	for _, before := range []string{"flag -", "defined: -", "argument: -"} {
 		msg = strings.Replace(msg, before, before+"-", 1)
