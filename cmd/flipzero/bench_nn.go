@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
@@ -18,12 +20,14 @@ import (
 )
 
 func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
-	fs := newFlags("bench nn", "bench nn --game G [--config FILE --batches 1,8,32,128 --seconds S --train-batch N --procs P --cpuprofile FILE]\n\n"+
+	fs := newFlags("bench nn", "bench nn --game G [--config FILE | --model FILE] [--batches 1,8,32,128 --seconds S --train-batch N --procs P --cpuprofile FILE]\n\n"+
 		"Prints the machine's float32 matrix-multiply GFLOP/s, then for the game's default network (or\n"+
-		"the config's) positions/s, GFLOP/s and the fraction of that peak at each batch size, and\n"+
-		"training samples/s.", io.out)
-	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
+		"the config's, or a model's) positions/s, GFLOP/s and the fraction of that peak at each batch\n"+
+		"size, how far evaluating in reduced precision moves its outputs from float32's, and training\n"+
+		"samples/s.", io.out)
+	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", ")+" (with --model: the model's)")
 	configPath := fs.String("config", "", "run config whose network to measure (default: the game's default network)")
+	modelPath := fs.String("model", "", "model or checkpoint file whose network to measure, trained weights and all")
 	batchList := fs.String("batches", "1,8,32,128", "inference batch sizes, comma-separated (on a GPU, e.g. 1,64,256,2048)")
 	seconds := fs.Float64("seconds", 3, "how long to run each measurement (split over trials)")
 	trainBatch := fs.Int("train-batch", 128, "training batch size (0 skips training)")
@@ -38,6 +42,20 @@ func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
 		return err
 	}
 	defer stopProfile(stop, &err)
+	var model *nn.Checkpoint
+	if *modelPath != "" {
+		if *configPath != "" {
+			return usagef("--config and --model both name a network: give one")
+		}
+		m, mg, err := engine.LoadModel(*modelPath, nil)
+		if err != nil {
+			return usageError{err}
+		}
+		if *gameName != "" && *gameName != mg.Name() {
+			return usagef("--game %s, but the model %s plays %s", *gameName, *modelPath, mg.Name())
+		}
+		model, *gameName = m, mg.Name()
+	}
 	g, err := gameFlag(*gameName)
 	if err != nil {
 		return err
@@ -47,6 +65,9 @@ func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
 		return err
 	}
 	cfg := nn.DefaultConfig(g)
+	if model != nil {
+		cfg = model.Network.Config()
+	}
 	if *configPath != "" {
 		run, err := loop.LoadConfig(*configPath, games.Builtin())
 		if err != nil {
@@ -73,6 +94,9 @@ func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
 	net, err := nn.New(g, cfg, 1)
 	if err != nil {
 		return err
+	}
+	if model != nil {
+		net = model.Network
 	}
 	conv := cpu.ConvInfo()
 	if c, ok := backend.(interface{ ConvInfo() string }); ok {
@@ -130,6 +154,9 @@ func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
 	}
 	if note != "" {
 		fmt.Fprintf(io.out, "note: %s\n", note)
+	}
+	if err := printAgreement(backend, folded, env.RandomPositions(g, agreementPositions, 3, false), io); err != nil {
+		return err
 	}
 
 	if *trainBatch == 0 {
@@ -247,4 +274,67 @@ func trainingBatch(g env.Game, positions []env.State, rng *rand.Rand) nn.Batch {
 		b.Value[i*3+rng.IntN(3)] = 1
 	}
 	return b
+}
+
+// agreementPositions is how many positions of random play the reduced
+// precision's outputs are compared with float32's on.
+const agreementPositions = 256
+
+// printAgreement evaluates positions with backend and with the CPU in
+// float32 and prints how far apart their outputs are: the largest move
+// of a move's probability, the mean of a position's policy moved (L1),
+// the largest move of the value. Nothing where backend evaluates in
+// float32 too (the outputs are the same).
+func printAgreement(backend nn.Backend, folded *nn.Folded, positions []env.State, io stdio) error {
+	const batch = 32
+	outputs := func(b nn.Backend) ([]float32, []float32, error) {
+		ev, err := nn.NewEvaluator(b, folded, batch)
+		if err != nil {
+			return nil, nil, err
+		}
+		actions := folded.Game().ActionSpace()
+		priors, values := make([]float32, len(positions)*actions), make([]float32, len(positions))
+		for lo := 0; lo < len(positions); lo += batch {
+			hi := min(lo+batch, len(positions))
+			if err := ev.Evaluate(positions[lo:hi], priors[lo*actions:hi*actions], values[lo:hi]); err != nil {
+				return nil, nil, err
+			}
+		}
+		return priors, values, nil
+	}
+	priors, values, err := outputs(backend)
+	if err != nil {
+		return err
+	}
+	wantPriors, wantValues, err := outputs(cpu.Backend())
+	if err != nil {
+		return err
+	}
+	a := compareOutputs(priors, values, wantPriors, wantValues)
+	if a.priorMax == 0 && a.valueMax == 0 {
+		return nil
+	}
+	fmt.Fprintf(io.out, "against float32 on %d positions of random play: a move's probability moved by up to %.4f, a policy by %.4f (L1) on average, the value by up to %.4f\n",
+		len(positions), a.priorMax, a.policyL1, a.valueMax)
+	return nil
+}
+
+// agreement is how far one evaluation's outputs are from another's.
+type agreement struct{ priorMax, policyL1, valueMax float64 }
+
+// compareOutputs measures priors and values (one a position) against
+// want's.
+func compareOutputs(priors, values, wantPriors, wantValues []float32) agreement {
+	var a agreement
+	actions := len(priors) / len(values)
+	for i := range priors {
+		d := math.Abs(float64(priors[i] - wantPriors[i]))
+		a.priorMax = max(a.priorMax, d)
+		a.policyL1 += d
+	}
+	a.policyL1 /= float64(len(priors) / actions)
+	for i := range values {
+		a.valueMax = max(a.valueMax, math.Abs(float64(values[i]-wantValues[i])))
+	}
+	return a
 }

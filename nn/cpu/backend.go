@@ -37,7 +37,11 @@ func (b backend) ConvInfo() string { return convInfo(b.arch()) }
 // multiply's peak, for a benchmark's reader ("" if it cannot).
 func (b backend) SpeedNote() string {
 	if arch, ok := b.arch(); ok && arch.int8 {
-		return "the " + arch.name + " kernels multiply bytes, four times the products a cycle that the float32 peak counts, and gather nothing first"
+		times := "four times"
+		if arch.byteWeights < archAVX512VNNI.byteWeights {
+			times = "twice" // two instructions for VNNI's one
+		}
+		return "the " + arch.name + " kernels multiply bytes, " + times + " the products a cycle that the float32 peak counts, and gather nothing first"
 	}
 	if arch, ok := b.arch(); ok && arch.bf16 {
 		return "the " + arch.name + " kernels multiply bfloat16, more products a cycle than the float32 peak counts (AVX-512 BF16 twice as many, AMX up to sixteen times), and gather nothing first"
