@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -336,13 +338,17 @@ func TestParsePlayer(t *testing.T) {
 			t.Errorf("%q: named %q, want %q", tc.name, p.Name(), tc.want)
 		}
 	}
-	// A file name goes to the network loader.
+	// A file goes to the network loader.
+	model := filepath.Join(t.TempDir(), "gen7.ckpt")
+	if err := os.WriteFile(model, []byte("a network"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var loaded string
-	p, err := player.ParsePlayer("models/gen7.ckpt", player.PlayerOptions{Playouts: 50, LoadNetwork: func(path string, playouts int) (player.Player, error) {
+	p, err := player.ParsePlayer(model, player.PlayerOptions{Playouts: 50, LoadNetwork: func(path string, playouts int) (player.Player, error) {
 		loaded = fmt.Sprintf("%s@%d", path, playouts)
 		return player.RandomPlayer(), nil
 	}})
-	if err != nil || p == nil || loaded != "models/gen7.ckpt@50" {
+	if err != nil || p == nil || loaded != model+"@50" {
 		t.Errorf("network loader got %q, err %v", loaded, err)
 	}
 }
