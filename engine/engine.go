@@ -84,8 +84,8 @@ func NewEngine(g env.Game, eval mcts.Evaluator, opts EngineOptions) (*Engine, er
 	if opts.Search == (mcts.Config{}) {
 		opts.Search = mcts.PlayConfig()
 	}
-	if opts.MoveTime < 0 || (opts.MoveTime == 0 && opts.Playouts < 1) {
-		return nil, fmt.Errorf("engine: want playouts ≥ 1 or a positive time per move, got %d playouts and %v", opts.Playouts, opts.MoveTime)
+	if err := checkStrength(opts.Playouts, opts.MoveTime); err != nil {
+		return nil, err
 	}
 	if err := opts.Search.Validate(); err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
@@ -124,6 +124,27 @@ func NewModelEngine(path string, reg Games, opts EngineOptions) (*Engine, error)
 
 // Game is the game the engine plays.
 func (e *Engine) Game() env.Game { return e.game }
+
+// Options are the engine's settings: its strength and search.
+func (e *Engine) Options() EngineOptions { return e.opts }
+
+// SetStrength changes how hard the engine thinks from its next search
+// on: playouts per decision, or, when moveTime is set, the time per
+// decision instead.
+func (e *Engine) SetStrength(playouts int, moveTime time.Duration) error {
+	if err := checkStrength(playouts, moveTime); err != nil {
+		return err
+	}
+	e.opts.Playouts, e.opts.MoveTime = playouts, moveTime
+	return nil
+}
+
+func checkStrength(playouts int, moveTime time.Duration) error {
+	if moveTime < 0 || (moveTime == 0 && playouts < 1) {
+		return fmt.Errorf("engine: want playouts ≥ 1 or a positive time per move, got %d playouts and %v", playouts, moveTime)
+	}
+	return nil
+}
 
 // State is the current position; the caller must not change it.
 func (e *Engine) State() env.State { return e.state }

@@ -208,3 +208,46 @@ func TestEngineSaysProvenWin(t *testing.T) {
 		t.Errorf("summary %q, want it to say a proven win for black", s)
 	}
 }
+
+// TestSetStrength: a new strength applies from the next search on, and
+// one out of range is refused with the old kept.
+func TestSetStrength(t *testing.T) {
+	e := rolloutEngine(t, EngineOptions{Playouts: 50})
+	tests := []struct {
+		playouts int
+		moveTime time.Duration
+		ok       bool
+	}{
+		{120, 0, true},
+		{0, 0, false},
+		{-5, 0, false},
+		{0, -time.Second, false},
+		{0, 30 * time.Millisecond, true},
+	}
+	for _, tt := range tests {
+		before := e.Options()
+		err := e.SetStrength(tt.playouts, tt.moveTime)
+		if (err == nil) != tt.ok {
+			t.Fatalf("SetStrength(%d, %v): error %v, want ok %v", tt.playouts, tt.moveTime, err, tt.ok)
+		}
+		if !tt.ok {
+			if got := e.Options(); got.Playouts != before.Playouts || got.MoveTime != before.MoveTime {
+				t.Errorf("a refused strength changed it: %+v → %+v", before, got)
+			}
+			continue
+		}
+		a, err := e.Analyze(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tt.moveTime == 0 && a.Playouts != tt.playouts {
+			t.Errorf("after SetStrength(%d playouts) the search ran %d", tt.playouts, a.Playouts)
+		}
+		if tt.moveTime > 0 && a.Elapsed < tt.moveTime {
+			t.Errorf("after SetStrength(%v) the search took %v", tt.moveTime, a.Elapsed)
+		}
+		if err := e.tree.Reset(e.State()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
