@@ -48,6 +48,19 @@ func (l *Layers) convs() []*ConvLayer {
 	return out
 }
 
+// Parameters counts the snapshot's weights and biases: the size of the
+// network a model file or an ONNX export holds.
+func (l *Layers) Parameters() int {
+	n := 0
+	for _, c := range l.convs() {
+		n += len(c.Weights) + len(c.Bias)
+	}
+	for _, d := range l.dense() {
+		n += len(d.Weights) + len(d.Bias)
+	}
+	return n
+}
+
 // dense lists the snapshot's fully connected layers in file order, as
 // Network.inferenceDense does.
 func (l *Layers) dense() []*DenseLayer {

@@ -112,3 +112,21 @@ func TestFoldedModelDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestLayersParameters counts a small snapshot's weights by hand: each
+// convolution's kernel·in·out + out, each dense layer's in·out + out.
+func TestLayersParameters(t *testing.T) {
+	net, err := New(tictactoe.Game{}, Config{Blocks: 1, Filters: 8, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (9*3*8 + 8) + // stem
+		2*(9*8*8+8) + // the block's two convolutions
+		(8*2 + 2) + (8*1 + 1) + // the policy and value heads' 1×1 convolutions
+		(2*9*9 + 9) + // the policy's dense layer onto 9 actions
+		(9*8 + 8) + (8*3 + 3) // the value's hidden and output layers
+	l := net.Fold().Layers()
+	if got := l.Parameters(); got != want {
+		t.Errorf("Parameters() = %d, want %d", got, want)
+	}
+}
