@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/nn/cpu"
+	"github.com/flipzero/flipzero/web/play"
 )
 
 // startServe serves a game against model on a free loopback port and
@@ -279,7 +280,7 @@ func TestBrowserYinshRow(t *testing.T) {
 	srv := httptest.NewServer(gs.Handler())
 	defer srv.Close()
 	_, v, _ := call(t, srv, "GET", "/api/state", "")
-	var row moveView
+	var row play.Move
 	for _, m := range v.Legal {
 		if m.Kind == "row" {
 			row = m

@@ -16,6 +16,7 @@ import (
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/nn"
 	"github.com/flipzero/flipzero/nn/cpu"
+	"github.com/flipzero/flipzero/web/play"
 )
 
 // untrainedModel writes a small untrained model of game.
@@ -35,6 +36,9 @@ func untrainedModel(t *testing.T, game string) string {
 	}
 	return path
 }
+
+// gameView is the answer of the API's requests.
+type gameView = play.View
 
 // testServer starts a game server for an untrained model of game.
 func testServer(t *testing.T, game string, human env.Player) *httptest.Server {
@@ -111,7 +115,7 @@ func TestServeAPI(t *testing.T) {
 		{"POST", "/api/move", `{"mvoe": "f5"}`, 400},
 		{"POST", "/api/move", `{"move": "f5"`, 400},
 		{"POST", "/api/move", `[1, 2]`, 400},
-		{"POST", "/api/move", `{"move": "` + strings.Repeat("f", 5000) + `"}`, 413},
+		{"POST", "/api/move", `{"move": "` + strings.Repeat("f", 20000) + `"}`, 413},
 		{"GET", "/api/move", "", 405},
 		{"POST", "/api/undo", "", 409},
 		{"POST", "/api/new", `{"as": "purple"}`, 400},

@@ -17,6 +17,7 @@ import (
 	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/terminal"
 	"github.com/flipzero/flipzero/web"
+	"github.com/flipzero/flipzero/web/play"
 )
 
 // engineFlags are the flags of the commands that play a model.
@@ -173,7 +174,13 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		if err != nil {
 			return err
 		}
-		if game, err = web.NewGame(e, human); err != nil {
+		// The page says which network it plays: the file's header and
+		// size, read again beside the engine's copy.
+		c, _, err := engine.LoadModel(*ef.model, nil)
+		if err != nil {
+			return usageError{err}
+		}
+		if game, err = web.NewNetworkGame(e, human, play.NetworkOf(c.Network.Fold(), c.Step, c.Created, c.Metadata["generation"])); err != nil {
 			return err
 		}
 		gameName = e.Game().Name()
