@@ -334,3 +334,54 @@ func TestBrowserRunSolitaire(t *testing.T) {
 	}
 	screenshot(t, ctx, "run-solitaire.png")
 }
+
+// newRunFolder makes a run folder of game that has its config and
+// nothing else yet.
+func newRunFolder(t *testing.T, game string) runfolder.Folder {
+	t.Helper()
+	dir := runfolder.Folder(t.TempDir())
+	if err := dir.Create(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir.Config(), []byte("game: "+game+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// writeStatus writes a running loop's status: generation gen in phase,
+// done of total units, written now.
+func writeStatus(t *testing.T, dir runfolder.Folder, gen int, phase string, done, total int, unit string) {
+	t.Helper()
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	raw, _ := json.Marshal(loop.Status{Generation: gen, Phase: phase, Done: done, Total: total, Unit: unit,
+		GenerationStarted: now, PhaseStarted: now, Updated: now, Heartbeat: 2})
+	if err := atomicfile.WriteBytes(dir.Status(), raw); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBrowserRunLossBeforeTraining: until a generation has trained, the
+// loss chart says what the loop is at, following its status: the first
+// generation's self-play, then its training (not a window too small to
+// train), and only once a generation ended without training, the window
+// below train.min_samples.
+func TestBrowserRunLossBeforeTraining(t *testing.T) {
+	ctx := browser(t)
+	dir := newRunFolder(t, "tictactoe")
+	writeStatus(t, dir, 1, loop.PhaseSelfPlay, 300, 1400, "moves")
+	srv := runServer(t, dir)
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`#chart-loss text.empty`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	empty := `document.querySelector("#chart-loss text.empty").textContent`
+	waitFor(t, ctx, "self-play", empty+`.includes("generation 1 is in self-play")`)
+	writeStatus(t, dir, 1, loop.PhaseTraining, 68, 111, "steps")
+	waitFor(t, ctx, "training", empty+`.includes("generation 1 is training: its losses show when it ends")`)
+	if err := loop.AppendMetrics(dir.Metrics(), loop.GenerationMetrics{Generation: 1, Games: 20, Positions: 90, Window: 90}); err != nil {
+		t.Fatal(err)
+	}
+	writeStatus(t, dir, 2, loop.PhaseSelfPlay, 10, 1400, "moves")
+	waitFor(t, ctx, "a window below min_samples", empty+`.includes("the window is still below train.min_samples")`)
+}

@@ -182,12 +182,28 @@ function hover(svg, series, px, py, opts) {
   });
 }
 
-function drawCharts(ms) {
+// drawLoss draws the losses of the generations that trained, or says
+// why there are none yet: the loop at work on the first (its losses come
+// with its metrics, once it ends), or a window still below min_samples.
+function drawLoss(ms) {
   const trained = ms.filter((m) => m.steps > 0);
   chart("chart-loss", [
     { name: "policy", color: COLORS.policy, points: trained.filter((m) => num(m.policy_loss) !== null).map((m) => [m.generation, m.policy_loss]) },
     { name: "value", color: COLORS.value, points: trained.filter((m) => num(m.value_loss) !== null).map((m) => [m.generation, m.value_loss]) },
-  ], { empty: "no training yet: the window is still below train.min_samples" });
+  ], { empty: noLossYet(ms) });
+}
+
+function noLossYet(ms) {
+  const st = run && run.status;
+  if (st && st.phase === "training" && !st.silent) return `generation ${st.generation} is training: its losses show when it ends`;
+  if (ms.length) return "no training yet: the window is still below train.min_samples";
+  if (st && st.phase !== "stopped" && !st.silent) return `generation ${st.generation} is in ${st.phase}: the losses show once a generation has trained`;
+  return "no training yet";
+}
+
+function drawCharts(ms) {
+  const trained = ms.filter((m) => m.steps > 0);
+  drawLoss(ms);
   chart("chart-rating", [
     { name: "Elo", color: COLORS.rating, points: ms.filter((m) => num(m.rating) !== null).map((m) => [m.generation, m.rating]) },
   ], { empty: "no ratings: the arena is off (arena.games in the config)", tipFormat: (v) => v.toFixed(0) });
@@ -553,6 +569,8 @@ function follow() {
     document.body.dataset.updates = String(++updates);
     drawStatus();
     drawTiles();
+    // Until a generation has trained, the loss chart says what the loop is at.
+    if (!run.metrics.some((m) => m.steps > 0)) drawLoss(run.metrics);
   });
   es.onopen = () => connected("live", true);
   // EventSource reconnects by itself.
