@@ -1,0 +1,512 @@
+// Package records turns games people (or earlier runs) played into
+// training positions and into a measure of a network: the French
+// federation's WTHOR databases (Othello), boardspace.net's SGF records
+// (YINSH), and flipzero's own record lines (what flipzero convert prints,
+// and a run folder's games/). Each record is replayed under the game's
+// rules; what cannot be used — a damaged file, a record of another game,
+// an illegal move, a game without a result — is left out, counted and
+// named, and the rest is used.
+//
+// A Set holds the games as actions, a few bytes a move, so that the
+// hundred thousand games of WTHOR fit in tens of megabytes: Positions
+// replays a game to the position a training sample asks for, and Measure
+// replays them to score a network's agreement with the moves played.
+package records
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/othello"
+	"github.com/flipzero/flipzero/env/yinsh"
+	"github.com/flipzero/flipzero/runfolder"
+)
+
+// Record file kinds, told by the file name's extension: anything else is
+// read as flipzero's record lines.
+const (
+	wthorExt = ".wtb"
+	sgfExt   = ".sgf"
+	linesExt = ".txt"
+)
+
+const (
+	// wthorHeaderSize is a WTHOR file's header; its bytes 10 and 11 are
+	// the year of the file's games.
+	wthorHeaderSize = 16
+	// maxLinesBytes bounds what is read of one file of record lines: all
+	// of WTHOR as lines is some 25 MB.
+	maxLinesBytes = 1 << 30
+	// maxLinesRecords bounds the records of one file of lines.
+	maxLinesRecords = 1 << 24
+	// maxActions bounds a game's action space, which Game keeps as uint16.
+	maxActions = 1 << 16
+	// maxPlies bounds a record's length: no game of this project comes
+	// near, and a record past it is damage.
+	maxPlies = 1 << 15
+)
+
+// Game is one record replayed and checked under the rules: its actions,
+// which of its positions are decisions to learn from, and its result.
+type Game struct {
+	// File is where the record was read, Index its place there (from 1),
+	// Year the year of its games when the file says (WTHOR), else 0.
+	File  string
+	Index int
+	Year  int
+	// actions are the record's moves; plies the indices of those played
+	// at a decision (not a chance event, not the only legal move), each
+	// the position before actions[ply].
+	actions []uint16
+	plies   []uint16
+	// result is each player's value of the game's end in [-1, 1]
+	// (env.Value); hasResult is false for a record that stops before it
+	// is decided.
+	result    [2]float32
+	hasResult bool
+	// owned is who holds each cell at the end from the first player's
+	// view (the second's is its negation), margin each player's final
+	// margin: the auxiliary targets, present only where the record
+	// reaches the end of the game.
+	owned  []int8
+	margin [2]float32
+}
+
+// Decisions is how many of the game's positions are decisions.
+func (g *Game) Decisions() int { return len(g.plies) }
+
+// HasResult says whether the record says how the game ended.
+func (g *Game) HasResult() bool { return g.hasResult }
+
+// Skipped counts what a load left out, by reason.
+type Skipped struct {
+	// Files could not be read at all: unreadable, or no records of a
+	// kind flipzero reads.
+	Files int
+	// Damaged records a reader could not decode (a WTHOR record that
+	// is no game, a line that is no record, an SGF file that does not
+	// parse).
+	Damaged int
+	// OtherGame are records of another game than the one loaded.
+	OtherGame int
+	// Illegal are records with a move that is not the game's notation
+	// or not legal where it is played.
+	Illegal int
+	// NoResult are records that stop before the game is decided, left
+	// out where a result is needed (training the value).
+	NoResult int
+}
+
+// Total is every record left out, and every file.
+func (s Skipped) Total() int { return s.Files + s.Damaged + s.OtherGame + s.Illegal + s.NoResult }
+
+// String lists the counts that are not zero: "2 damaged records, 878 of
+// another game", or "nothing".
+func (s Skipped) String() string {
+	var parts []string
+	add := func(n int, one, many string) {
+		if n == 1 {
+			parts = append(parts, "1 "+one)
+		} else if n > 1 {
+			parts = append(parts, strconv.Itoa(n)+" "+many)
+		}
+	}
+	add(s.Files, "unreadable file", "unreadable files")
+	add(s.Damaged, "damaged record", "damaged records")
+	add(s.OtherGame, "record of another game", "records of another game")
+	add(s.Illegal, "record with an illegal move", "records with an illegal move")
+	add(s.NoResult, "record without a result", "records without a result")
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (s *Skipped) add(o Skipped) {
+	s.Files += o.Files
+	s.Damaged += o.Damaged
+	s.OtherGame += o.OtherGame
+	s.Illegal += o.Illegal
+	s.NoResult += o.NoResult
+}
+
+// Set is the games read from some files.
+type Set struct {
+	Game  env.Game
+	Games []Game
+	// Files counts the files read, Skipped what was left out.
+	Files   int
+	Skipped Skipped
+}
+
+// Decisions is how many positions of the set's games are decisions.
+func (s *Set) Decisions() int {
+	n := 0
+	for i := range s.Games {
+		n += s.Games[i].Decisions()
+	}
+	return n
+}
+
+// Summary is the set in one line: "5,120 games, 301,233 positions from
+// 1 file; left out: nothing".
+func (s *Set) Summary() string {
+	files := "files"
+	if s.Files == 1 {
+		files = "file"
+	}
+	return fmt.Sprintf("%d games, %d positions from %d %s; left out: %s", len(s.Games), s.Decisions(), s.Files, files, s.Skipped)
+}
+
+// Options say what Load keeps and where it reports.
+type Options struct {
+	// Unfinished keeps the records that stop before the game is decided
+	// (the policy can be measured on them; the value cannot be trained).
+	Unfinished bool
+	// Report receives one line for each file with a problem, naming the
+	// file and the first records at fault (nil: none).
+	Report func(problem string)
+}
+
+// Load reads the games of g from paths: record files of any kind this
+// package reads, folders of them (read whole, the files whose names end
+// in .wtb, .sgf or .txt), and run folders (their games/). A path that
+// does not exist is an error before anything is read — a mistyped name
+// would otherwise quietly train on less — while a damaged file or record
+// is reported, counted and passed over.
+func Load(ctx context.Context, g env.Game, paths []string, opts Options) (*Set, error) {
+	if g.ActionSpace() > maxActions {
+		return nil, fmt.Errorf("records of %s: %d actions, more than %d", g.Name(), g.ActionSpace(), maxActions)
+	}
+	var files []string
+	for _, p := range paths {
+		found, err := recordFiles(p)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, found...)
+	}
+	set := &Set{Game: g}
+	withProblems := 0
+	for _, path := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		games, skipped, problem := readFile(g, path, opts.Unfinished)
+		set.Games = append(set.Games, games...)
+		set.Skipped.add(skipped)
+		if skipped.Files == 0 {
+			set.Files++
+		}
+		if problem != "" {
+			if withProblems < filesShown && opts.Report != nil {
+				opts.Report(problem)
+			}
+			withProblems++
+		}
+	}
+	if withProblems > filesShown && opts.Report != nil {
+		opts.Report(fmt.Sprintf("and %d more files with records left out", withProblems-filesShown))
+	}
+	return set, nil
+}
+
+// filesShown is how many files with problems Load names, one line each:
+// a folder of one-game files from elsewhere can hold hundreds, whose
+// counts say the rest.
+const filesShown = 10
+
+// recordFiles lists the files a path names: itself, a run folder's game
+// records, or a folder's record files, in name order.
+func recordFiles(path string) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	if run := runfolder.Folder(path); run.Exists() {
+		gens, err := run.RecordedGenerations()
+		if err != nil {
+			return nil, fmt.Errorf("records: %w", err)
+		}
+		if len(gens) == 0 {
+			return nil, fmt.Errorf("records: run %s has no game records in %s", path, run.Games())
+		}
+		files := make([]string, len(gens))
+		for i, gen := range gens {
+			files[i] = run.GameRecords(gen)
+		}
+		return files, nil
+	}
+	var files []string
+	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch strings.ToLower(filepath.Ext(p)) {
+		case wthorExt, sgfExt, linesExt:
+			if !d.IsDir() {
+				files = append(files, p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("records: %s holds no record files (.wtb, .sgf, .txt)", path)
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// readFile reads one file's games, with what it left out and a line
+// about its problems ("" when it had none).
+func readFile(g env.Game, path string, unfinished bool) ([]Game, Skipped, string) {
+	raw, year, damaged, err := readRaw(path)
+	if raw == nil && err != nil {
+		return nil, Skipped{Files: 1}, fmt.Sprintf("%s: %v", path, oneLine(err))
+	}
+	var problems []string
+	if err != nil {
+		problems = append(problems, oneLine(err))
+	}
+	skipped := Skipped{Damaged: damaged}
+	games := make([]Game, 0, len(raw))
+	for i, rec := range raw {
+		game, why, err := replay(g, rec, unfinished)
+		if err != nil {
+			switch why {
+			case otherGame:
+				skipped.OtherGame++
+			case illegal:
+				skipped.Illegal++
+			case noResult:
+				skipped.NoResult++
+			}
+			if len(problems) < problemsShown {
+				problems = append(problems, fmt.Sprintf("game %d: %v", rec.index, err))
+			}
+			continue
+		}
+		game.File, game.Index, game.Year = path, raw[i].index, year
+		games = append(games, game)
+	}
+	if left := skipped.OtherGame + skipped.Illegal + skipped.NoResult; left > problemsShown {
+		problems = append(problems, fmt.Sprintf("and %d more", left-problemsShown))
+	}
+	if len(problems) == 0 {
+		return games, skipped, ""
+	}
+	return games, skipped, fmt.Sprintf("%s: %d of %d games used; %s", path, len(games), len(raw)+damaged, strings.Join(problems, "; "))
+}
+
+// problemsShown is how many records a file's line names.
+const problemsShown = 3
+
+// rawRecord is a record as a file gives it, numbered in the file.
+type rawRecord struct {
+	env.Record
+	index int
+}
+
+// readRaw reads a file's records in its kind, and how many records it
+// held that could not be decoded. The year is the WTHOR header's. A
+// file with no records at all is an error with nil records.
+func readRaw(path string) (records []rawRecord, year, damaged int, err error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case wthorExt:
+		return readWTHOR(path)
+	case sgfExt:
+		return readSGF(path)
+	default:
+		return readLines(path)
+	}
+}
+
+func readWTHOR(path string) ([]rawRecord, int, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer f.Close()
+	var header [wthorHeaderSize]byte
+	if _, err := io.ReadFull(f, header[:]); err != nil {
+		return nil, 0, 0, fmt.Errorf("not a WTHOR file: its header is cut short")
+	}
+	year := int(binary.LittleEndian.Uint16(header[10:12]))
+	recs, err := othello.ReadWTHOR(io.MultiReader(bytes.NewReader(header[:]), f))
+	damaged := 0
+	var bad othello.BadRecords
+	if errors.As(err, &bad) {
+		damaged = len(bad)
+	}
+	if err != nil && len(recs) == 0 && damaged == 0 {
+		return nil, year, 0, err
+	}
+	out := make([]rawRecord, len(recs))
+	// ReadWTHOR leaves the bad records out: number the good ones by
+	// their place in the file all the same.
+	skip := map[int]bool{}
+	for _, b := range bad {
+		skip[b.Record] = true
+	}
+	n := 0
+	for i := range out {
+		n++
+		for skip[n] {
+			n++
+		}
+		out[i] = rawRecord{recs[i], n}
+	}
+	return out, year, damaged, err
+}
+
+func readSGF(path string) ([]rawRecord, int, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer f.Close()
+	rec, err := yinsh.ReadBoardspace(f)
+	if err != nil {
+		// One game a file: the damaged record is the file.
+		return []rawRecord{}, 0, 1, err
+	}
+	return []rawRecord{{rec, 1}}, 0, 0, nil
+}
+
+func readLines(path string) ([]rawRecord, int, int, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	lines, skipped, err := runfolder.ReadGames(path, maxLinesRecords, maxLinesBytes)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if len(lines) == 0 && skipped == 0 {
+		return nil, 0, 0, errors.New("no records in it")
+	}
+	var cut error
+	if info.Size() > maxLinesBytes {
+		cut = fmt.Errorf("only its first %d bytes are read", maxLinesBytes)
+	}
+	out := make([]rawRecord, len(lines))
+	for i, l := range lines {
+		out[i] = rawRecord{env.Record{Game: l.Game, Moves: l.Moves, Outcome: l.Outcome}, i + 1}
+	}
+	if skipped > 0 {
+		return out, 0, skipped, errors.Join(cut, fmt.Errorf("%d lines are not records", skipped))
+	}
+	return out, 0, 0, cut
+}
+
+// Why a record was left out.
+type reason int
+
+const (
+	otherGame reason = iota + 1
+	illegal
+	noResult
+)
+
+// replay plays a record under g's rules and keeps what training and
+// measuring need of it.
+func replay(g env.Game, rec rawRecord, unfinished bool) (Game, reason, error) {
+	if rec.Game != "" && rec.Game != g.Name() {
+		return Game{}, otherGame, fmt.Errorf("a record of %s, not %s", rec.Game, g.Name())
+	}
+	if len(rec.Moves) > maxPlies {
+		return Game{}, illegal, fmt.Errorf("%d moves, more than %d", len(rec.Moves), maxPlies)
+	}
+	s := g.NewState()
+	out := Game{actions: make([]uint16, 0, len(rec.Moves))}
+	legal := make([]int, 0, g.ActionSpace())
+	for i, text := range rec.Moves {
+		a, err := env.ParseLegal(s, text)
+		if err != nil {
+			return Game{}, illegal, fmt.Errorf("move %d: %w", i+1, err)
+		}
+		if !env.IsChance(s) && len(s.LegalActions(legal)) > 1 {
+			out.plies = append(out.plies, uint16(i))
+		}
+		out.actions = append(out.actions, uint16(a))
+		s.Apply(a)
+	}
+	if s.Terminal() {
+		out.hasResult = true
+		for p := range out.result {
+			out.result[p] = env.Value(s, env.Player(p))
+		}
+		if o, ok := s.(env.Ownership); ok {
+			out.owned, out.margin = ownership(g, o)
+		}
+		return out, 0, nil
+	}
+	var ok bool
+	out.result, ok = recordedResult(g, s, rec.Outcome)
+	if ok {
+		out.hasResult = true
+	} else if !unfinished {
+		return Game{}, noResult, fmt.Errorf("the record stops after %d moves without a result (%q)", len(rec.Moves), rec.Outcome)
+	}
+	return out, 0, nil
+}
+
+// recordedResult is each player's value of a record that stops before
+// the rules end the game: the winner the record names (a resignation, a
+// WTHOR record whose score was agreed), a draw, or a one-player game's
+// score.
+func recordedResult(g env.Game, s env.State, outcome string) ([2]float32, bool) {
+	switch {
+	case outcome == "draw":
+		return [2]float32{}, true
+	case outcome == g.PlayerName(0):
+		return [2]float32{1, -1}, true
+	case outcome == g.PlayerName(1):
+		return [2]float32{-1, 1}, true
+	}
+	if text, ok := strings.CutPrefix(outcome, "score "); ok {
+		score, err := strconv.ParseFloat(text, 64)
+		if sc, scored := s.(env.Scorer); scored && err == nil {
+			v := env.NormalizedScore(score, sc.MaxScore())
+			return [2]float32{v, v}, true
+		}
+	}
+	return [2]float32{}, false
+}
+
+// ownership is a final position's auxiliary targets: each cell from the
+// first player's view, and each player's margin.
+func ownership(g env.Game, o env.Ownership) ([]int8, [2]float32) {
+	_, h, w := g.EncodedShape()
+	cells := make([]float32, h*w)
+	o.Ownership(0, cells)
+	owned := make([]int8, len(cells))
+	for c, v := range cells {
+		owned[c] = int8(max(-1, min(1, math.Round(float64(v)))))
+	}
+	var margin [2]float32
+	for p := range margin {
+		margin[p] = max(-1, min(1, o.ScoreMargin(env.Player(p))))
+	}
+	return owned, margin
+}
+
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
