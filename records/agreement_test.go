@@ -3,9 +3,9 @@ package records
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 
 	"github.com/flipzero/flipzero/env"
@@ -63,7 +63,7 @@ func TestMeasure(t *testing.T) {
 	// share positions (the start, at least) where they differ in it.
 	one := set.Games[:1]
 	played := playedMoves(g, one)
-		// The mean of min(1, k/legal) over the decisions, what an even policy
+	// The mean of min(1, k/legal) over the decisions, what an even policy
 	// scores, and of the squared results, what a value of 0 scores.
 	var positions, even1, even3, squared float64
 	for i := range set.Games {
