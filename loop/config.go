@@ -41,6 +41,9 @@ type Config struct {
 	Window data.WindowConfig `yaml:"window"`
 	// Arena measures each new network (ArenaConfig; off by default).
 	Arena ArenaConfig `yaml:"arena"`
+	// Eval measures the network on held-out game records (EvalConfig;
+	// off by default).
+	Eval EvalConfig `yaml:"eval"`
 }
 
 // TrainConfig is the optimizer (nn.TrainConfig: momentum, weight decay,
@@ -119,6 +122,7 @@ func DefaultConfig(g env.Game) Config {
 		},
 		Window: data.WindowConfig{Min: 50000, Alpha: 0.75, Beta: 0.4, Max: 500000},
 		Arena:  ArenaConfig{Playouts: 100, Baseline: "greedy"},
+		Eval:   DefaultEvalConfig(),
 	}
 }
 
@@ -262,6 +266,7 @@ func (c Config) Validate() error {
 		{"train", c.Train.Validate()},
 		{"window", c.Window.Validate()},
 		{"arena", c.Arena.Validate()},
+		{"eval", c.Eval.Validate()},
 	}
 	for _, s := range sections {
 		if s.err != nil {

@@ -96,6 +96,10 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	if err != nil {
 		return err
 	}
+	heldOut, err := loadHeldOut(ctx, cfg, g, logf)
+	if err != nil {
+		logf("%v; the run goes on without measuring on them", err)
+	}
 	if opts.Started != nil {
 		opts.Started()
 	}
@@ -212,6 +216,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			}
 			best, player = gen, playing(trainer, average).Fold()
 		}
+		heldOut.measureGeneration(ctx, &m, opts.Backend, trainer, average, logf)
 		m.RunSeconds = time.Since(runBegan).Seconds()
 		if err := AppendMetrics(run.Metrics(), m); err != nil {
 			return err
@@ -224,6 +229,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		if m.SoftPolicyLoss > 0 {
 			aux += fmt.Sprintf(" soft policy %.3f", m.SoftPolicyLoss)
 		}
+		aux += agreementText(m)
 		played := fmt.Sprintf("%d games, %d positions (%.0f/s), %.0f evals/s", m.Games, m.Positions, m.PositionsS, m.EvalsS)
 		if m.PolicySurprise != nil {
 			played += fmt.Sprintf(", surprise %.3f", *m.PolicySurprise)
@@ -546,7 +552,7 @@ func newBatchBuilder(g env.Game, size int) *batchBuilder {
 	}
 }
 
-func (bb *batchBuilder) fill(replay *data.Replay, rng *rand.Rand) nn.Batch {
+func (bb *batchBuilder) fill(replay sampleSource, rng *rand.Rand) nn.Batch {
 	b := bb.batch
 	clear(b.Policy)
 	clear(b.Legal)

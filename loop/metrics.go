@@ -79,6 +79,14 @@ type GenerationMetrics struct {
 	// network's policy, in nats, falling as the network learns what its
 	// search finds; absent where none was played now.
 	PolicySurprise *float64 `json:"policy_surprise,omitempty"`
+	// Agreement is the network's agreement with the held-out records of
+	// eval.records, in the generations measured (EvalConfig), and
+	// EvalSeconds what measuring took, which Seconds leaves out.
+	Agreement   *Agreement `json:"agreement,omitempty"`
+	EvalSeconds float64    `json:"eval_seconds,omitempty"`
+	// Pretrained is what a generation 0 that flipzero pretrain trained
+	// learned from.
+	Pretrained *Pretrained `json:"pretrained,omitempty"`
 }
 
 // count puts the generation's games into its metrics: the counts, the
