@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -384,4 +385,68 @@ func TestBrowserRunLossBeforeTraining(t *testing.T) {
 	}
 	writeStatus(t, dir, 2, loop.PhaseSelfPlay, 10, 1400, "moves")
 	waitFor(t, ctx, "a window below min_samples", empty+`.includes("the window is still below train.min_samples")`)
+}
+
+// headlessChromium runs Chromium headless on url with the further flags,
+// as a screenshot tool does, and returns its standard output; it fails
+// the test when Chromium has not returned within limit.
+func headlessChromium(t *testing.T, limit time.Duration, url string, flags ...string) string {
+	t.Helper()
+	path, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Skip("chromium is not installed (apt-get install chromium; .ci/run installs it)")
+	}
+	profile, err := os.MkdirTemp("", "flipzero-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for try := 0; try < 20 && os.RemoveAll(profile) != nil; try++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	args := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--user-data-dir=" + profile}, flags...)
+	cmd := exec.CommandContext(ctx, path, append(args, url)...)
+	// Its helper processes may hold the output open after it is killed.
+	cmd.WaitDelay = 5 * time.Second
+	var out, errs strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	start := time.Now()
+	err = cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("chromium %s did not return within %v", strings.Join(flags, " "), limit)
+	}
+	if err != nil {
+		t.Fatalf("chromium %s: %v\n%s", strings.Join(flags, " "), err, errs.String())
+	}
+	t.Logf("chromium %s returned in %.1f s", strings.Join(flags, " "), time.Since(start).Seconds())
+	return out.String()
+}
+
+// TestBrowserRunScreenshot: a screenshot tool that waits for the page's
+// network to go quiet (Chromium's --virtual-time-budget) returns from
+// the run page, though the page follows the run through a stream that
+// never ends, and the page it took has the run drawn from that stream.
+func TestBrowserRunScreenshot(t *testing.T) {
+	dir := newRunFolder(t, "tictactoe")
+	if err := loop.AppendMetrics(dir.Metrics(), loop.GenerationMetrics{Generation: 1, Games: 20, Positions: 90, Window: 90,
+		Steps: 6, Step: 6, PolicyLoss: 2.1, ValueLoss: 1.0}); err != nil {
+		t.Fatal(err)
+	}
+	writeStatus(t, dir, 2, loop.PhaseSelfPlay, 10, 1400, "moves")
+	srv := runServer(t, dir)
+	const limit = 40 * time.Second
+	png := filepath.Join(artifactDir(t), "run-headless.png")
+	os.Remove(png)
+	headlessChromium(t, limit, srv.URL+"/run", "--virtual-time-budget=8000", "--window-size=1100,900", "--screenshot="+png)
+	if info, err := os.Stat(png); err != nil || info.Size() == 0 {
+		t.Errorf("no screenshot: %v", err)
+	}
+	dom := headlessChromium(t, limit, srv.URL+"/run", "--virtual-time-budget=8000", "--dump-dom")
+	if !strings.Contains(dom, `data-generation="1"`) || !strings.Contains(dom, "Generation 2: self-play") {
+		t.Errorf("the page the tool took does not show the run's generation 1 and status:\n%s", dom)
+	}
 }

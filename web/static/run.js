@@ -549,29 +549,60 @@ function connected(text, ok) {
   drawLive();
 }
 
-function follow() {
-  if (!window.EventSource) {
-    // Without server-sent events, ask every two seconds.
-    const poll = () => getJSON("api/run").then((v) => { receive(v); connected("polling", true); },
-      () => connected("the server does not answer", false));
-    poll();
-    setInterval(poll, 2000);
+// onEvent takes an event of the run's stream: "run", the whole view, or
+// "status", the generation in progress alone.
+function onEvent(type, data) {
+  if (type === "run") {
+    connection = { text: "live", ok: true };
+    try { receive(JSON.parse(data)); } catch (err) { $("problems").hidden = false; $("problems").textContent = "bad update: " + err; }
     return;
   }
+  if (!run) return;
+  try { run.status = JSON.parse(data).status; } catch (err) { return; }
+  document.body.dataset.updates = String(++updates);
+  drawStatus();
+  drawTiles();
+  // Until a generation has trained, the loss chart says what the loop is at.
+  if (!run.metrics.some((m) => m.steps > 0)) drawLoss(run.metrics);
+}
+
+// follow keeps the page up to date: through the event stream, held by a
+// worker (events.js) where the browser has workers, else by the page;
+// without server-sent events, by asking every two seconds. Beside a
+// worker's stream the page asks for the run once itself, with a request
+// that ends, so that a tool waiting for the page's requests to end
+// (a headless browser's --virtual-time-budget) finds it drawn.
+function follow() {
+  if (!window.Worker) return followInPage();
+  let streamed = false;
+  getJSON("api/run").then((v) => { if (!streamed) receive(v); }, () => {});
+  const worker = new Worker("events.js");
+  const inPage = () => { worker.terminate(); followInPage(); };
+  worker.onmessage = (msg) => {
+    const { type, data } = msg.data;
+    if (type === "open") connected("live", true);
+    else if (type === "error") connected("reconnecting…", false);
+    else if (type === "unsupported") inPage();
+    else {
+      streamed = streamed || type === "run";
+      onEvent(type, data);
+    }
+  };
+  worker.onerror = (ev) => { ev.preventDefault(); inPage(); };
+}
+
+function followInPage() {
+  if (window.EventSource) return stream();
+  const poll = () => getJSON("api/run").then((v) => { receive(v); connected("polling", true); },
+    () => connected("the server does not answer", false));
+  poll();
+  setInterval(poll, 2000);
+}
+
+// stream holds the event stream in the page.
+function stream() {
   const es = new EventSource("api/run/events");
-  es.addEventListener("run", (ev) => {
-    connection = { text: "live", ok: true };
-    try { receive(JSON.parse(ev.data)); } catch (err) { $("problems").hidden = false; $("problems").textContent = "bad update: " + err; }
-  });
-  es.addEventListener("status", (ev) => {
-    if (!run) return;
-    try { run.status = JSON.parse(ev.data).status; } catch (err) { return; }
-    document.body.dataset.updates = String(++updates);
-    drawStatus();
-    drawTiles();
-    // Until a generation has trained, the loss chart says what the loop is at.
-    if (!run.metrics.some((m) => m.steps > 0)) drawLoss(run.metrics);
-  });
+  for (const type of ["run", "status"]) es.addEventListener(type, (ev) => onEvent(type, ev.data));
   es.onopen = () => connected("live", true);
   // EventSource reconnects by itself.
   es.onerror = () => connected("reconnecting…", false);
