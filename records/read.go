@@ -14,6 +14,7 @@
 package records
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -49,8 +50,6 @@ const (
 	// maxLinesBytes bounds what is read of one file of record lines: all
 	// of WTHOR as lines is some 25 MB.
 	maxLinesBytes = 1 << 30
-	// maxLinesRecords bounds the records of one file of lines.
-	maxLinesRecords = 1 << 24
 	// maxActions bounds a game's action space, which Game keeps as uint16.
 	maxActions = 1 << 16
 	// maxPlies bounds a record's length: no game of this project comes
@@ -278,17 +277,18 @@ func recordFiles(path string) ([]string, error) {
 // readFile reads one file's games, with what it left out and a line
 // about its problems ("" when it had none).
 func readFile(g env.Game, path string, unfinished bool) ([]Game, Skipped, string) {
-	raw, year, damaged, err := readRaw(path)
-	if raw == nil && err != nil {
-		return nil, Skipped{Files: 1}, fmt.Sprintf("%s: %v", path, oneLine(err))
+	f := readRaw(path)
+	if f.records == nil && f.err != nil {
+		return nil, Skipped{Files: 1}, fmt.Sprintf("%s: %v", path, oneLine(f.err))
 	}
 	var problems []string
-	if err != nil {
-		problems = append(problems, oneLine(err))
+	if f.err != nil {
+		problems = append(problems, oneLine(f.err))
 	}
-	skipped := Skipped{Damaged: damaged}
-	games := make([]Game, 0, len(raw))
-	for i, rec := range raw {
+	skipped := Skipped{Damaged: f.damaged}
+	games := make([]Game, 0, len(f.records))
+	left := 0
+	for _, rec := range f.records {
 		game, why, err := replay(g, rec, unfinished)
 		if err != nil {
 			switch why {
@@ -299,36 +299,47 @@ func readFile(g env.Game, path string, unfinished bool) ([]Game, Skipped, string
 			case noResult:
 				skipped.NoResult++
 			}
-			if len(problems) < problemsShown {
-				problems = append(problems, fmt.Sprintf("game %d: %v", rec.index, err))
+			if left < problemsShown {
+				problems = append(problems, fmt.Sprintf("%s %d: %v", f.unit, rec.index, err))
 			}
+			left++
 			continue
 		}
-		game.File, game.Index, game.Year = path, raw[i].index, year
+		game.File, game.Index, game.Year = path, rec.index, f.year
 		games = append(games, game)
 	}
-	if left := skipped.OtherGame + skipped.Illegal + skipped.NoResult; left > problemsShown {
+	if left > problemsShown {
 		problems = append(problems, fmt.Sprintf("and %d more", left-problemsShown))
 	}
 	if len(problems) == 0 {
 		return games, skipped, ""
 	}
-	return games, skipped, fmt.Sprintf("%s: %d of %d games used; %s", path, len(games), len(raw)+damaged, strings.Join(problems, "; "))
+	return games, skipped, fmt.Sprintf("%s: %d of %d games used; %s", path, len(games), len(f.records)+f.damaged, strings.Join(problems, "; "))
 }
 
 // problemsShown is how many records a file's line names.
 const problemsShown = 3
 
-// rawRecord is a record as a file gives it, numbered in the file.
+// rawRecord is a record as a file gives it, at its place in the file.
 type rawRecord struct {
 	env.Record
 	index int
 }
 
-// readRaw reads a file's records in its kind, and how many records it
-// held that could not be decoded. The year is the WTHOR header's. A
-// file with no records at all is an error with nil records.
-func readRaw(path string) (records []rawRecord, year, damaged int, err error) {
+// fileRecords is what a file held: its records, the year of its games
+// (WTHOR's header), how many records could not be decoded, what a place
+// in the file is called ("record", "line", "game"), and what was wrong
+// with it — with no records at all, that it could not be read.
+type fileRecords struct {
+	records []rawRecord
+	year    int
+	damaged int
+	unit    string
+	err     error
+}
+
+// readRaw reads a file's records in its kind.
+func readRaw(path string) fileRecords {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case wthorExt:
 		return readWTHOR(path)
@@ -339,82 +350,155 @@ func readRaw(path string) (records []rawRecord, year, damaged int, err error) {
 	}
 }
 
-func readWTHOR(path string) ([]rawRecord, int, int, error) {
+func readWTHOR(path string) fileRecords {
+	out := fileRecords{unit: "record"}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, 0, err
+		out.err = err
+		return out
 	}
 	defer f.Close()
 	var header [wthorHeaderSize]byte
 	if _, err := io.ReadFull(f, header[:]); err != nil {
-		return nil, 0, 0, fmt.Errorf("not a WTHOR file: its header is cut short")
+		out.err = errors.New("not a WTHOR file: its header is cut short")
+		return out
 	}
-	year := int(binary.LittleEndian.Uint16(header[10:12]))
+	out.year = int(binary.LittleEndian.Uint16(header[10:12]))
 	recs, err := othello.ReadWTHOR(io.MultiReader(bytes.NewReader(header[:]), f))
-	damaged := 0
 	var bad othello.BadRecords
 	if errors.As(err, &bad) {
-		damaged = len(bad)
+		out.damaged = len(bad)
 	}
-	if err != nil && len(recs) == 0 && damaged == 0 {
-		return nil, year, 0, err
+	out.err = err
+	if err != nil && len(recs) == 0 && out.damaged == 0 {
+		return out
 	}
-	out := make([]rawRecord, len(recs))
 	// ReadWTHOR leaves the bad records out: number the good ones by
 	// their place in the file all the same.
 	skip := map[int]bool{}
 	for _, b := range bad {
 		skip[b.Record] = true
 	}
+	out.records = make([]rawRecord, len(recs))
 	n := 0
-	for i := range out {
+	for i := range recs {
 		n++
 		for skip[n] {
 			n++
 		}
-		out[i] = rawRecord{recs[i], n}
+		out.records[i] = rawRecord{recs[i], n}
 	}
-	return out, year, damaged, err
+	return out
 }
 
-func readSGF(path string) ([]rawRecord, int, int, error) {
+func readSGF(path string) fileRecords {
+	out := fileRecords{unit: "game"}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, 0, err
+		out.err = err
+		return out
 	}
 	defer f.Close()
 	rec, err := yinsh.ReadBoardspace(f)
 	if err != nil {
-		// One game a file: the damaged record is the file.
-		return []rawRecord{}, 0, 1, err
+		// One game a file: the damaged record is the file's.
+		out.records, out.damaged, out.err = []rawRecord{}, 1, err
+		return out
 	}
-	return []rawRecord{{rec, 1}}, 0, 0, nil
+	out.records = []rawRecord{{rec, 1}}
+	return out
 }
 
-func readLines(path string) ([]rawRecord, int, int, error) {
-	info, err := os.Stat(path)
+// readLines reads flipzero's record lines (loop.FormatGame's, flipzero
+// convert's): the moves joined by ';', a tab, the outcome, and a tab and
+// the game where the line says it. A line that is no record is counted
+// by its number; a file past maxLinesBytes is read up to it.
+func readLines(path string) fileRecords {
+	out := fileRecords{unit: "line"}
+	f, err := os.Open(path)
 	if err != nil {
-		return nil, 0, 0, err
+		out.err = err
+		return out
 	}
-	lines, skipped, err := runfolder.ReadGames(path, maxLinesRecords, maxLinesBytes)
-	if err != nil {
-		return nil, 0, 0, err
+	defer f.Close()
+	r := bufio.NewReaderSize(io.LimitReader(f, maxLinesBytes), 1<<16)
+	var bad []int
+	for n := 1; ; n++ {
+		line, long, err := r.ReadLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			out.err = fmt.Errorf("line %d: %w", n, err)
+			break
+		}
+		if long {
+			// A line past the buffer is no record: pass over its rest.
+			for long && err == nil {
+				_, long, err = r.ReadLine()
+			}
+			bad = append(bad, n)
+			continue
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		rec, ok := parseLine(string(line))
+		if !ok {
+			bad = append(bad, n)
+			continue
+		}
+		out.records = append(out.records, rawRecord{rec, n})
 	}
-	if len(lines) == 0 && skipped == 0 {
-		return nil, 0, 0, errors.New("no records in it")
+	out.damaged = len(bad)
+	if out.records == nil && out.damaged == 0 && out.err == nil {
+		out.err = errors.New("no records in it")
+		return out
 	}
-	var cut error
-	if info.Size() > maxLinesBytes {
-		cut = fmt.Errorf("only its first %d bytes are read", maxLinesBytes)
+	if out.records == nil {
+		out.records = []rawRecord{}
 	}
-	out := make([]rawRecord, len(lines))
-	for i, l := range lines {
-		out[i] = rawRecord{env.Record{Game: l.Game, Moves: l.Moves, Outcome: l.Outcome}, i + 1}
+	if info, err := f.Stat(); err == nil && info.Size() > maxLinesBytes {
+		out.err = errors.Join(out.err, fmt.Errorf("only its first %d bytes are read", maxLinesBytes))
 	}
-	if skipped > 0 {
-		return out, 0, skipped, errors.Join(cut, fmt.Errorf("%d lines are not records", skipped))
+	if len(bad) > 0 {
+		out.err = errors.Join(out.err, notRecords(bad))
 	}
-	return out, 0, 0, cut
+	return out
+}
+
+// parseLine reads a record line; ok is false for a line without an
+// outcome after a tab.
+func parseLine(line string) (env.Record, bool) {
+	fields := strings.Split(strings.TrimRight(line, "\r"), "\t")
+	if len(fields) < 2 {
+		return env.Record{}, false
+	}
+	rec := env.Record{Outcome: fields[1]}
+	if len(fields) > 2 {
+		rec.Game = fields[2]
+	}
+	if fields[0] != "" {
+		rec.Moves = strings.Split(fields[0], ";")
+	}
+	return rec, true
+}
+
+// notRecords names the lines that are no records: "line 3 is not a
+// record", "lines 3, 7, 9 and 4 more are not records".
+func notRecords(lines []int) error {
+	if len(lines) == 1 {
+		return fmt.Errorf("line %d is not a record", lines[0])
+	}
+	names := make([]string, 0, problemsShown)
+	for _, n := range lines[:min(len(lines), problemsShown)] {
+		names = append(names, strconv.Itoa(n))
+	}
+	more := ""
+	if len(lines) > problemsShown {
+		more = fmt.Sprintf(" and %d more", len(lines)-problemsShown)
+	}
+	return fmt.Errorf("lines %s%s are not records", strings.Join(names, ", "), more)
 }
 
 // Why a record was left out.
