@@ -36,12 +36,19 @@ func evaluatorFlag(name string, rollouts int, seed uint64) (mcts.Evaluator, mcts
 }
 
 func runAnalyze(ctx context.Context, args []string, io stdio) error {
+	if wantsRecords(args) {
+		return runAnalyzeRecords(ctx, args, io)
+	}
 	fs := newFlags("analyze", "analyze --game G [--moves SEQ] --playouts N [--evaluator uniform|rollout]\n"+
-		"       analyze --model FILE [--moves SEQ] --playouts N\n\n"+
+		"       analyze --model FILE [--moves SEQ] --playouts N\n"+
+		"       analyze --records FILE… --model FILE [--positions N]\n\n"+
 		"Searches the position (with a model's network, or a built-in evaluator) and prints the best action alone on the first line, then one\n"+
 		"line per legal action, most visited first: action, visits, prior, and mean value\n"+
 		"for the player to move (\"-\" when unvisited), then \"proven win\", \"proven draw\" or\n"+
-		"\"proven loss\" when a model's search proved the action's result.", io.out)
+		"\"proven loss\" when a model's search proved the action's result.\n\n"+
+		"With --records it measures the network on the records' games instead: the top-1 and\n"+
+		"top-3 agreement of its policy with the moves played and its value's error against\n"+
+		"the results, with 95% intervals (docs/records.md).", io.out)
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
 	moves := fs.String("moves", "", "moves played first, separated by ';'")
 	playouts := fs.Int("playouts", 0, "simulations to run (1 or more)")
