@@ -13,6 +13,7 @@ const COLORS = {
   positions: "#1098ad", trained: "#f08c00", window: "#1098ad", total: "#868e96",
   selfplay: "#4c6ef5", training: "#f59f00", arena: "#12b886", generation: "#868e96",
   first: "#343a40", second: "#e64980", draws: "#20c997",
+  top1: "#d6336c", top3: "#ae3ec9",
 };
 
 // ---- numbers and times ----
@@ -39,6 +40,17 @@ function duration(s) {
 function since(iso) {
   const t = Date.parse(iso);
   return isNaN(t) ? NaN : Math.max(0, (Date.now() - t) / 1000);
+}
+
+// wdl writes a score in the one form flipzero prints scores in, from
+// the side named before it: "W-D-L 10-1-9", wins, draws, losses; counts
+// writes its numbers alone, under a W-D-L heading.
+function wdl(wins, draws, losses) {
+  return "W-D-L " + counts(wins, draws, losses);
+}
+
+function counts(wins, draws, losses) {
+  return `${wins}-${draws}-${losses}`;
 }
 
 function num(v) {
@@ -201,12 +213,25 @@ function noLossYet(ms) {
   return "no training yet";
 }
 
+// drawAgreement draws the network's agreement with held-out games,
+// measured every eval.every generations on eval.records (a pretrained
+// generation 0 too).
+function drawAgreement(ms) {
+  const measured = ms.filter((m) => m.agreement && num(m.agreement.top1 && m.agreement.top1.value) !== null);
+  const pct = (key) => measured.map((m) => [m.generation, 100 * m.agreement[key].value]);
+  chart("chart-agreement", [
+    { name: "top-1", color: COLORS.top1, points: pct("top1") },
+    { name: "top-3", color: COLORS.top3, points: pct("top3") },
+  ], { empty: "not measured: eval.records in the config names games to measure on", tipFormat: (v) => v.toFixed(1) + "%" });
+}
+
 function drawCharts(ms) {
   const trained = ms.filter((m) => m.steps > 0);
   drawLoss(ms);
   chart("chart-rating", [
     { name: "Elo", color: COLORS.rating, points: ms.filter((m) => num(m.rating) !== null).map((m) => [m.generation, m.rating]) },
   ], { empty: "no ratings: the arena is off (arena.games in the config)", tipFormat: (v) => v.toFixed(0) });
+  drawAgreement(ms);
   chart("chart-evals", [
     { name: "evaluations/s", color: COLORS.evals, points: ms.filter((m) => num(m.evals_per_s) > 0).map((m) => [m.generation, m.evals_per_s]) },
   ], { yMin: 0 });
@@ -326,7 +351,7 @@ function drawTiles() {
       + (num(m.policy_surprise) !== null ? ", surprise " + m.policy_surprise.toFixed(3) : "") : ""),
     tile("Rating", m && num(m.rating) !== null ? m.rating.toFixed(0) : "—", m && m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo"),
     tile("Games", fmt(games), m && num(m.score) !== null ? `last: mean score ${m.score.toFixed(2)}`
-      : m && m.results ? `last: ${m.results[0]} / ${m.results[1]} / ${m.results[2]} (1st, 2nd, draw)` : ""),
+      : m && m.results ? `last: first player ${wdl(m.results[0], m.results[2], m.results[1])}` : ""),
     tile("Run time", m ? duration(m.run_seconds) : "—", m ? "learning rate " + fmt(m.learning_rate) : ""),
   ];
   $("tiles").replaceChildren(...tiles);
@@ -342,7 +367,7 @@ function drawMatches() {
     // A one-player match also has both players' mean scores on its deals.
     const score = num(r.mean_a) !== null && num(r.mean_b) !== null ? r.mean_a.toFixed(2) + " vs " + r.mean_b.toFixed(2)
       : n ? ((r.wins + r.draws / 2) / n * 100).toFixed(0) + "%" : "—";
-    for (const v of [r.generation || "", r.a, r.b, r.wins, r.draws, r.losses, score, (r.time || "").replace("T", " ").replace("Z", "")]) {
+    for (const v of [r.generation || "", r.a, r.b, counts(r.wins, r.draws, r.losses), score, (r.time || "").replace("T", " ").replace("Z", "")]) {
       const td = document.createElement("td");
       td.textContent = String(v);
       tr.appendChild(td);
