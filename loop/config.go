@@ -103,6 +103,13 @@ type ArenaConfig struct {
 	// self-play network to replace it (AlphaGo Zero's 0.55); default 0
 	// promotes every new network.
 	Gate float64 `yaml:"gate"`
+	// PolicyMatch has the new network's policy alone (one playout: the
+	// move its prior rates best, nothing searched) play the baseline too,
+	// a third match: what the network itself has learned, which a search
+	// can hide. In tic-tac-toe 32 playouts of an untrained network already
+	// draw every game against perfect play; its policy loses. Two-player
+	// games; default off.
+	PolicyMatch bool `yaml:"policy_match"`
 }
 
 // DefaultConfig is the configuration of a run of game g that sets nothing
@@ -215,6 +222,9 @@ func ParseConfig(raw []byte, games Games) (Config, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, ConfigError{err}
+	}
+	if cfg.Arena.PolicyMatch && cfg.Arena.Games > 0 && env.Players(g) == 1 {
+		return Config{}, ConfigError{fmt.Errorf("arena.policy_match: %s is a one-player game, measured by its scores on the arena's deals; the policy's match is for two-player games", g.Name())}
 	}
 	if _, ok := g.(env.PolicyMap); cfg.Network.ConvPolicy() && !ok {
 		return Config{}, ConfigError{fmt.Errorf("network.policy_head: conv: %s does not lay its actions out on its board (dense works for every game)", g.Name())}

@@ -11,13 +11,15 @@ import (
 	"github.com/flipzero/flipzero/runfolder"
 
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
 )
 
 // measure plays the new network of generation gen against the self-play
-// network (generation best) and against the config's baseline, records
-// both matches in the run, rates the new network, and says whether it
-// passes the gate.
+// network (generation best) and against the config's baseline (and its
+// policy alone against the baseline, with policy_match), records the
+// matches in the run, rates the new network, and says whether it passes
+// the gate.
 func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, run runfolder.Folder, gen, best int,
 	candidate, incumbent *nn.Folded, m *GenerationMetrics, report *progress.Reporter, status *statusFile) (promote bool, err error) {
 	ac := cfg.Arena
@@ -32,11 +34,18 @@ func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, ru
 	if env.Players(g) == 1 {
 		return measureSolo(ctx, cfg, g, run, gen, []player.Player{newPlayer, oldPlayer, baseline}, m, report, status)
 	}
-	var versusBest arena.Score
+	// The new network against the self-play network, then against the
+	// baseline; with policy_match, its policy alone against the baseline.
+	matches := [][2]player.Player{{newPlayer, oldPlayer}, {newPlayer, baseline}}
+	if ac.PolicyMatch {
+		matches = append(matches, [2]player.Player{policyPlayer(backend, gen, candidate), baseline})
+	}
+	scores := make([]arena.Score, len(matches))
 	played := 0
-	for i, opponent := range []player.Player{oldPlayer, baseline} {
-		bar := report.Start(ac.Games, fmt.Sprintf("gen %d vs %s", gen, opponent.Name()))
-		result, err := arena.RunArena(ctx, g, newPlayer, opponent, arena.ArenaOptions{
+	for i, match := range matches {
+		a, b := match[0], match[1]
+		bar := report.Start(ac.Games, fmt.Sprintf("%s vs %s", a.Name(), b.Name()))
+		result, err := arena.RunArena(ctx, g, a, b, arena.ArenaOptions{
 			Games: ac.Games, Seed: uint64(gen)*2 + uint64(i),
 			Progress: func(int, arena.Score) {
 				bar.Add(1)
@@ -50,15 +59,16 @@ func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, ru
 		}
 		s := result.Score
 		record := arena.MatchRecord{Time: time.Now().UTC().Format(time.RFC3339), Game: g.Name(),
-			A: newPlayer.Name(), B: opponent.Name(), Wins: s.Wins, Draws: s.Draws, Losses: s.Losses, Generation: gen}
+			A: a.Name(), B: b.Name(), Wins: s.Wins, Draws: s.Draws, Losses: s.Losses, Generation: gen}
 		if err := arena.AppendMatch(run.Matches(), record); err != nil {
 			return false, err
 		}
-		if i == 0 {
-			versusBest = s
-		} else {
-			m.Baseline, m.BaselineResult = opponent.Name(), &[3]int{s.Wins, s.Draws, s.Losses}
-		}
+		scores[i] = s
+	}
+	versusBest := scores[0]
+	m.Baseline, m.BaselineResult = baseline.Name(), scoreCounts(scores[1])
+	if ac.PolicyMatch {
+		m.PolicyResult = scoreCounts(scores[2])
 	}
 	if err := rate(run, newPlayer.Name(), baseline.Name(), m); err != nil {
 		return false, err
@@ -66,10 +76,29 @@ func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, ru
 	return ac.Gate == 0 || versusBest.Fraction() >= ac.Gate, nil
 }
 
-// arenaGames is how many games measuring a generation plays: two matches,
-// or in a one-player game three players on the same deals.
+// policyPlayer is the network f of generation gen playing its policy
+// alone: one playout, which takes the move the prior rates best, with no
+// solver or endgame solve to help it.
+func policyPlayer(backend nn.Backend, gen int, f *nn.Folded) player.Player {
+	p := player.NetworkPlayer(backend, runfolder.GenerationName(gen)+" policy", f, 1)
+	p.Config = mcts.PlayConfig()
+	p.Config.Solver = false
+	return p
+}
+
+// scoreCounts is a score as the metrics keep it: wins, draws, losses.
+func scoreCounts(s arena.Score) *[3]int {
+	return &[3]int{s.Wins, s.Draws, s.Losses}
+}
+
+// arenaGames is how many games measuring a generation plays: two matches
+// (three with the policy's), or in a one-player game three players on
+// the same deals.
 func arenaGames(g env.Game, ac ArenaConfig) int {
-	if env.Players(g) == 1 {
+	switch {
+	case env.Players(g) == 1:
+		return 3 * ac.Games
+	case ac.PolicyMatch:
 		return 3 * ac.Games
 	}
 	return 2 * ac.Games

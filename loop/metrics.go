@@ -58,7 +58,11 @@ type GenerationMetrics struct {
 	// losses.
 	Baseline       string  `json:"baseline,omitempty"`
 	BaselineResult *[3]int `json:"baseline_result,omitempty"`
-	Best           int     `json:"best"` // the generation whose network plays the next games
+	// PolicyResult is the match of the new network's policy alone (one
+	// playout) against the baseline, when arena.policy_match has it
+	// played: its wins, draws and losses.
+	PolicyResult *[3]int `json:"policy_result,omitempty"`
+	Best         int     `json:"best"` // the generation whose network plays the next games
 	// The generation's time by phase: self-play (with writing its
 	// shard), training (with the checkpoint), and the arena, which
 	// Seconds leaves out.

@@ -25,6 +25,9 @@ func Summary(raw []byte, games Games) (game string, settings [][2]string, err er
 		arenaText = fmt.Sprintf("%d deals played by the new network, the self-play network and %s, %d playouts", a.Games, a.Baseline, a.Playouts)
 	} else if a.Games > 0 {
 		arenaText = fmt.Sprintf("%d games against the self-play network and %s, %d playouts", a.Games, a.Baseline, a.Playouts)
+		if a.PolicyMatch {
+			arenaText += fmt.Sprintf("; the policy alone (1 playout) against %s too", a.Baseline)
+		}
 		if a.Gate > 0 {
 			arenaText += fmt.Sprintf(", gate %.2f", a.Gate)
 		}

@@ -1,21 +1,17 @@
 // Package dlopen loads shared libraries at run time, without cgo, with
-// errors that say why.
+// errors that say why: through dlopen on Linux, macOS and the BSDs, and
+// LoadLibrary on Windows. Elsewhere (js/wasm, plan9) nothing loads, and
+// Open says so.
 package dlopen
 
-import (
-	"runtime"
+// Scope is whether a library's symbols are seen by the libraries loaded
+// after it. Windows has no such choice: each DLL's exports are its own.
+type Scope int
 
-	"github.com/ebitengine/purego"
+const (
+	// Local keeps the library's symbols to itself (RTLD_LOCAL).
+	Local Scope = iota
+	// Global lets libraries loaded later bind to them (RTLD_GLOBAL), as
+	// CUDA's libraries do to each other's.
+	Global
 )
-
-// Open loads the library name with dlopen's mode flags (purego.RTLD_*).
-//
-// dlerror's message lives in the calling OS thread; purego reads it in a
-// second call after dlopen fails, and a goroutine may move to another
-// thread between the two, which loses the reason ("cannot load X: ").
-// Holding the thread across both keeps it.
-func Open(name string, mode int) (uintptr, error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	return purego.Dlopen(name, mode)
-}

@@ -12,10 +12,11 @@ import (
 )
 
 // The matrix-multiply library is chosen once per process, on first use:
-// OpenBLAS (libopenblas.so.0, loaded at run time without cgo) where it is
-// installed, gonum's pure-Go BLAS otherwise. FLIPZERO_BLAS=gonum forces
-// the pure-Go library; FLIPZERO_BLAS=openblas makes a missing OpenBLAS an
-// explained fallback rather than a silent one.
+// OpenBLAS (libopenblas.so.0, or libopenblas.dll on Windows, loaded at
+// run time without cgo) where it is installed, gonum's pure-Go BLAS
+// otherwise. FLIPZERO_BLAS=gonum forces the pure-Go library;
+// FLIPZERO_BLAS=openblas makes a missing OpenBLAS an explained fallback
+// rather than a silent one.
 //
 // The choice is process-wide state because the library is: a shared
 // library loads once, OpenBLAS reads its kernel choice from the

@@ -1,4 +1,4 @@
-//go:build (linux || freebsd || netbsd) && !android
+//go:build ((linux || freebsd || netbsd) && !android) || windows
 
 package cpu
 
@@ -16,10 +16,6 @@ import (
 	"github.com/flipzero/flipzero/internal/dlopen"
 	"golang.org/x/sys/cpu"
 )
-
-// openBLASName is the library's soname, as the distributions install it
-// (Debian: libopenblas0-pthread, behind the alternatives system).
-const openBLASName = "libopenblas.so.0"
 
 // openBLAS is OpenBLAS loaded at run time, through its Fortran interface:
 // every argument of sgemm_ is a pointer, which purego passes without cgo
@@ -102,15 +98,15 @@ func loadOpenBLAS(name string) (*openBLAS, error) {
 			set = append(set, "OPENBLAS_NUM_THREADS")
 		}
 	}
-	lib, err := dlopen.Open(name, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	lib, err := dlopen.Open(name, dlopen.Local)
 	if err != nil {
-		if strings.Contains(err.Error(), "No such file") {
+		if dlopen.NotFound(err) {
 			return nil, errors.New(name + " not found")
 		}
 		return nil, fmt.Errorf("load %s: %w", name, err)
 	}
 	sym := func(sym string) (uintptr, error) {
-		p, err := purego.Dlsym(lib, sym)
+		p, err := dlopen.Sym(lib, sym)
 		if err != nil {
 			return 0, fmt.Errorf("look up %s: %w", sym, err)
 		}

@@ -1,4 +1,4 @@
-//go:build !((linux || freebsd || netbsd) && !android)
+//go:build !(((linux || freebsd || netbsd) && !android) || windows)
 
 package cpu
 
@@ -10,7 +10,7 @@ const openBLASName = "libopenblas"
 type openBLAS struct{}
 
 func loadOpenBLAS(string) (*openBLAS, error) {
-	return nil, errors.New("OpenBLAS is loaded only on Linux and the BSDs")
+	return nil, errors.New("OpenBLAS is loaded only on Linux, the BSDs and Windows")
 }
 
 func (o *openBLAS) describe() string { return "" }

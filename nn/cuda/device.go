@@ -36,6 +36,11 @@ type Device struct {
 // Open loads the CUDA driver, cuBLAS and cuDNN and initialises the first
 // GPU.
 func Open() (*Device, error) {
+	if runtime.GOOS != "linux" {
+		// The libraries' names, and purego's calls of them, are tested on
+		// Linux only: elsewhere the CPU backend runs.
+		return nil, fmt.Errorf("cuda: the CUDA backend runs on Linux only, not %s", runtime.GOOS)
+	}
 	d := &Device{}
 	drv, _, err := openFirst(driverLibs)
 	if err != nil {

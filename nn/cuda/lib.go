@@ -41,7 +41,7 @@ type symbol struct {
 func openFirst(names []string) (handle uintptr, name string, err error) {
 	var reasons []string
 	for _, n := range names {
-		h, err := dlopen.Open(n, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		h, err := dlopen.Open(n, dlopen.Global)
 		if err == nil {
 			return h, n, nil
 		}
@@ -88,7 +88,7 @@ func lookupIn(handles ...uintptr) func(string) (uintptr, error) {
 			if h == 0 {
 				continue
 			}
-			addr, err := purego.Dlsym(h, name)
+			addr, err := dlopen.Sym(h, name)
 			if err == nil && addr != 0 {
 				return addr, nil
 			}

@@ -2,10 +2,11 @@ package cuda
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/ebitengine/purego"
+	"github.com/flipzero/flipzero/internal/dlopen"
 )
 
 func TestOpenFirstNamesEveryCandidate(t *testing.T) {
@@ -19,8 +20,9 @@ func TestOpenFirstNamesEveryCandidate(t *testing.T) {
 	}
 }
 
-// TestOpenWithoutGPU checks the error where the driver is missing; on a
-// machine with a GPU it checks the name instead.
+// TestOpenWithoutGPU checks the error where the driver is missing (off
+// Linux, that CUDA is not loaded there); on a machine with a GPU it
+// checks the name instead.
 func TestOpenWithoutGPU(t *testing.T) {
 	d, err := Open()
 	if err == nil {
@@ -34,6 +36,12 @@ func TestOpenWithoutGPU(t *testing.T) {
 	if strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "cuda: ") {
 		t.Fatalf("error %q is not one line starting with cuda:", msg)
 	}
+	if runtime.GOOS != "linux" {
+		if !strings.Contains(msg, "Linux only") {
+			t.Fatalf("error %q does not say CUDA runs on Linux only", msg)
+		}
+		return
+	}
 	if !strings.Contains(msg, "lib") && !strings.Contains(msg, "GPU") && !strings.Contains(msg, "cuInit") {
 		t.Fatalf("error %q names neither a library nor the GPU", msg)
 	}
@@ -43,11 +51,11 @@ func TestOpenWithoutGPU(t *testing.T) {
 // a real C function: purego rejects a signature it cannot call at
 // registration, and this must not first happen on a GPU machine.
 func TestSymbolTablesAreCallable(t *testing.T) {
-	libc, err := purego.Dlopen("libc.so.6", purego.RTLD_NOW)
+	libc, err := dlopen.Open("libc.so.6", dlopen.Local)
 	if err != nil {
 		t.Skipf("no libc.so.6 to bind against: %v", err)
 	}
-	abs, err := purego.Dlsym(libc, "abs")
+	abs, err := dlopen.Sym(libc, "abs")
 	if err != nil {
 		t.Fatal(err)
 	}
