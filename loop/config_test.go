@@ -163,3 +163,25 @@ func TestParseSearchSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyMatchIsForTwoPlayers: the policy's match against the baseline
+// is refused in a one-player game, whose arena compares scores on deals,
+// and taken in a two-player one.
+func TestPolicyMatchIsForTwoPlayers(t *testing.T) {
+	for _, tc := range []struct {
+		config string
+		ok     bool
+	}{
+		{"game: tictactoe\narena:\n  games: 4\n  baseline: perfect\n  policy_match: true\n", true},
+		{"game: reversi-solitaire\narena:\n  games: 4\n  policy_match: true\n", false},
+		{"game: reversi-solitaire\narena:\n  games: 0\n  policy_match: true\n", true},
+	} {
+		cfg, err := ParseConfig([]byte(tc.config), games.Builtin())
+		switch {
+		case tc.ok && (err != nil || !cfg.Arena.PolicyMatch):
+			t.Errorf("%q: %v, policy_match %v", tc.config, err, cfg.Arena.PolicyMatch)
+		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "arena.policy_match") || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%q: %v, want one line naming arena.policy_match", tc.config, err)
+		}
+	}
+}

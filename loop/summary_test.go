@@ -40,3 +40,19 @@ func TestSummary(t *testing.T) {
 		t.Errorf("a config of an unknown game: %v", err)
 	}
 }
+
+// TestSummaryOfThePolicyMatch: the page's summary of the tic-tac-toe
+// config says its policy plays the perfect player too.
+func TestSummaryOfThePolicyMatch(t *testing.T) {
+	raw, err := os.ReadFile("../configs/tictactoe.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, settings, err := Summary(raw, games.Builtin())
+	if err != nil || len(settings) != 6 || settings[5][0] != "arena" {
+		t.Fatalf("summary: %q, %v", settings, err)
+	}
+	if want := "20 games against the self-play network and perfect, 32 playouts; the policy alone (1 playout) against perfect too"; settings[5][1] != want {
+		t.Errorf("arena: %q, want %q", settings[5][1], want)
+	}
+}
