@@ -38,6 +38,13 @@ func startServe(t *testing.T, model string) string {
 // browser starts headless Chromium, or skips the test without it.
 func browser(t *testing.T) context.Context {
 	t.Helper()
+	return browserWith(t, 50*time.Second, 1100, 760)
+}
+
+// browserWith starts headless Chromium with a window of width × height
+// for at most timeout, or skips the test without it.
+func browserWith(t *testing.T, timeout time.Duration, width, height int) context.Context {
+	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Skip("chromium is not installed (apt-get install chromium; .ci/run installs it)")
@@ -56,11 +63,11 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.UserDataDir(profile),
-		chromedp.WindowSize(1100, 760),
+		chromedp.WindowSize(width, height),
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(alloc)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 50*time.Second)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
 	t.Cleanup(func() {
 		cancelTimeout()
 		cancelCtx()

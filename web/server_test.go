@@ -358,3 +358,36 @@ func TestServeSolitaire(t *testing.T) {
 		t.Errorf("the bot's move in othello: %d", code)
 	}
 }
+
+// TestServePageJSON: the served page learns from page.json that the
+// server answers it, and its views say which network plays and how.
+func TestServePageJSON(t *testing.T) {
+	e, err := engine.NewModelEngine(untrainedModel(t, "tictactoe"), nil, engine.EngineOptions{Backend: cpu.Backend(), Playouts: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	network := &play.Network{Game: "tictactoe", Generation: "4", Blocks: 1, Filters: 8, Parameters: 100, Steps: 9}
+	gs, err := NewNetworkGame(e, 0, network)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(gs.Handler())
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL + "/page.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page play.Page
+	err = json.NewDecoder(res.Body).Decode(&page)
+	res.Body.Close()
+	if err != nil || res.StatusCode != 200 || page.Engine != play.EngineServer || page.Model != "" {
+		t.Errorf("page.json: %d %+v %v", res.StatusCode, page, err)
+	}
+	_, v, _ := call(t, srv, "GET", "/api/state", "")
+	if v.Network == nil || *v.Network != *network || v.Strength.Playouts != 12 || !strings.HasPrefix(v.Search, "PUCT search") {
+		t.Errorf("the view says network %+v, strength %+v, search %q", v.Network, v.Strength, v.Search)
+	}
+	if code, v, msg := call(t, srv, "POST", "/api/strength", `{"playouts": 30}`); code != 200 || v.Strength.Playouts != 30 {
+		t.Errorf("strength over HTTP: %d %s %+v", code, msg, v.Strength)
+	}
+}

@@ -14,19 +14,27 @@ import (
 )
 
 func runExport(ctx context.Context, args []string, io stdio) error {
-	fs := newFlags("export", "export --run DIR [--checkpoint N] --out FILE [--format flipzero|onnx]\n\n"+
+	fs := newFlags("export", "export --run DIR [--checkpoint N] --out FILE [--format flipzero|onnx]\n"+
+		"       export --web DIR (--model FILE | --run DIR [--checkpoint N]) [--playouts N | --seconds S]\n\n"+
 		"Writes one generation of a run (the newest by default) as a self-contained model\n"+
 		"file: game, architecture, inference weights with batch norm folded in, and\n"+
 		"metadata (training steps, positions seen, rating if measured, dates), without\n"+
 		"the optimizer state. play, gtp, serve, analyze and arena take it. With --format\n"+
 		"onnx, or an --out name ending .onnx, it writes the same network as an ONNX model\n"+
-		"for other runtimes instead (docs/play.md: ONNX export).", io.out)
+		"for other runtimes instead (docs/play.md: ONNX export). With --web it writes a\n"+
+		"folder that any static file server hosts as it is: the play page of serve,\n"+
+		"whose own engine (WebAssembly) plays the network in the visitor's browser\n"+
+		"(docs/play.md: a bot as a web page).", io.out)
 	runDir := fs.String("run", "", "run folder")
 	gen := fs.Int("checkpoint", -1, "generation to export (default: the newest)")
 	out := fs.String("out", "", "model file to write")
 	format := fs.String("format", "", "flipzero (the model file flipzero plays with) or onnx (default: onnx for an --out name ending .onnx, else flipzero)")
+	webFlags := addWebExportFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *webFlags.dir != "" {
+		return exportWeb(webFlags, *runDir, *gen, *out, io)
 	}
 	if *runDir == "" || *out == "" {
 		return usagef("--run and --out are required")
