@@ -3,7 +3,10 @@ package loop
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +67,10 @@ type localSelfPlay struct {
 	evalBase int64
 	// finished is how each played round went, by generation.
 	finished map[int]roundStats
+	// saved are the generations whose games an earlier invocation of the
+	// loop played and saved, read once at the start: they are taken as
+	// they are, not played again.
+	saved map[int]RemoteGames
 }
 
 // roundStats is how a generation's round went.
@@ -80,7 +87,14 @@ func startLocalSelfPlay(ctx context.Context, g env.Game, cfg Config, evals *nn.E
 	s := &localSelfPlay{
 		game: g, cfg: cfg, evals: evals, run: run, seed: seed, ahead: cfg.SelfPlay.Ahead,
 		stopped: make(chan struct{}), changed: make(chan struct{}),
-		asked: gen, done: map[int]RemoteGames{}, finished: map[int]roundStats{},
+		asked: gen, done: map[int]RemoteGames{}, finished: map[int]roundStats{}, saved: map[int]RemoteGames{},
+	}
+	for number := gen + 1; ; number++ {
+		games, ok := savedGames(run, g, number)
+		if !ok {
+			break
+		}
+		s.saved[number] = games
 	}
 	play := s.play
 	if s.ahead > 0 {
@@ -197,14 +211,78 @@ func (s *localSelfPlay) play(ctx context.Context, first int) error {
 	}
 }
 
+// reuses says whether generation number's games are those an earlier
+// invocation saved, to be taken as they are.
+func (s *localSelfPlay) reuses(number int) bool {
+	_, ok := s.saved[number]
+	return ok
+}
+
+// savedGames is generation number's games as an earlier invocation of
+// the loop saved them: its shard, whose presence says they are whole
+// (its positions are in the window loaded from the run folder), and its
+// game records, written before it, which count them. ok is false where
+// the generation has no readable shard.
+func savedGames(run runfolder.Folder, g env.Game, number int) (games RemoteGames, ok bool) {
+	n, err := data.ShardSamples(run.Shard(number), g)
+	if err != nil {
+		return RemoteGames{}, false
+	}
+	games = RemoteGames{Stored: true, Positions: n}
+	// Runs from before the game records had none to count.
+	if lines, _, err := ReadGames(run.GameRecords(number), math.MaxInt, maxSavedRecordsBytes); err == nil {
+		games.Tally = tallyRecords(g, lines)
+	}
+	return games, true
+}
+
+// maxSavedRecordsBytes bounds what is read of a generation's game
+// records: tens of thousands of long games.
+const maxSavedRecordsBytes = 256 << 20
+
+// tallyRecords counts games from their record lines, as selfplay.Tally
+// counts them when they are played: the games, their moves, and the
+// results by winner (a one-player game's by score, its best a win).
+// What a line does not keep (resignations, surprise) is not counted.
+func tallyRecords(g env.Game, lines []GameLine) selfplay.Tally {
+	var t selfplay.Tally
+	best := math.Inf(1)
+	if sc, ok := g.NewState().(env.Scorer); ok {
+		best = sc.MaxScore()
+	}
+	for _, l := range lines {
+		t.Games++
+		t.Moves += len(l.Moves)
+		if text, scored := strings.CutPrefix(l.Outcome, "score "); scored {
+			if score, err := strconv.ParseFloat(text, 64); err == nil {
+				t.Score += score
+				if score >= best {
+					t.Results[0]++
+				} else {
+					t.Results[2]++
+				}
+				continue
+			}
+		}
+		switch l.Outcome {
+		case g.PlayerName(0):
+			t.Results[0]++
+		case g.PlayerName(1):
+			t.Results[1]++
+		default:
+			t.Results[2]++
+		}
+	}
+	return t
+}
+
 // round plays generation number's games with net and writes them to the
 // run folder: its game records, then its shard, whose presence says the
-// generation's games are whole. A shard a stopped run left is taken as
-// it is.
+// generation's games are whole. Games an earlier invocation saved are
+// taken as they are.
 func (s *localSelfPlay) round(ctx context.Context, number int, net *nn.Folded) (RemoteGames, error) {
-	shard := s.run.Shard(number)
-	if n, err := data.ShardSamples(shard, s.game); err == nil {
-		return RemoteGames{Stored: true, Positions: n}, nil
+	if games, ok := s.saved[number]; ok {
+		return games, nil
 	}
 	settings := s.cfg.SelfPlay
 	s.update(func() {

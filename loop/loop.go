@@ -235,7 +235,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			played += fmt.Sprintf(", surprise %.3f", *m.PolicySurprise)
 		}
 		if m.Reused {
-			played = fmt.Sprintf("%d positions from the games saved before the last stop", m.Positions)
+			played = fmt.Sprintf("%d games, %d positions, saved before the last stop and not played again", m.Games, m.Positions)
 		}
 		logf("gen %d: %s, %d steps (step %d) policy %.3f value %.3f%s%s, %.0f s",
 			m.Generation, played, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, aux, versusBaseline(m, cfg.Arena.Playouts), m.Seconds)

@@ -1,13 +1,14 @@
 package loop
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -243,7 +244,9 @@ func TestLoopMeasuresEachGeneration(t *testing.T) {
 
 // TestResumedGenerationSaysItReused: a generation whose games were saved
 // before a stop, but not its checkpoint, trains on them when the run
-// resumes, says so, and records no self-play rate of its own.
+// resumes and says so once: its line and metrics count the games, no
+// progress bar counts moves that are not played, and no rate is
+// recorded for self-play that did not happen.
 func TestResumedGenerationSaysItReused(t *testing.T) {
 	run := t.TempDir()
 	cfg := writeTinyConfig(t)
@@ -270,19 +273,36 @@ func TestResumedGenerationSaysItReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	log.Reset()
-	opts.ConfigPath, opts.MaxGenerations = "", 1
+	var progress strings.Builder
+	opts.ConfigPath, opts.MaxGenerations, opts.Progress = "", 1, &progress
 	if err := Loop(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	if out := log.String(); !strings.Contains(out, "gen 2: "+strconv.Itoa(ms[1].Positions)+" positions from the games saved before the last stop") {
-		t.Errorf("the resumed generation does not say it reused its games:\n%s", out)
+	want := fmt.Sprintf("gen 2: %d games, %d positions, saved before the last stop and not played again", ms[1].Games, ms[1].Positions)
+	if out := log.String(); !strings.Contains(out, want) {
+		t.Errorf("the resumed generation does not say it reused its games (%q):\n%s", want, out)
+	}
+	if out := progress.String(); strings.Contains(out, "self-play") || !strings.Contains(out, "gen 2 training") {
+		t.Errorf("the resumed generation's progress counts self-play, or no training:\n%s", out)
 	}
 	after, err := ReadMetrics(folder.Metrics())
 	if err != nil || len(after) != 2 {
 		t.Fatalf("metrics after the resume: %v, %v", after, err)
 	}
-	if m := after[1]; !m.Reused || m.PositionsS != 0 || m.EvalsS != 0 || m.Positions != ms[1].Positions || m.Steps == 0 {
+	m := after[1]
+	if !m.Reused || m.PositionsS != 0 || m.EvalsS != 0 || m.Positions != ms[1].Positions || m.Steps == 0 {
 		t.Errorf("resumed generation recorded %+v: want reused, no rates, its %d positions, and training", m, ms[1].Positions)
+	}
+	if m.Games != ms[1].Games || m.Results != ms[1].Results || m.Moves != ms[1].Moves {
+		t.Errorf("resumed generation counted %d games, %v results, %d moves; they were played as %d, %v, %d",
+			m.Games, m.Results, m.Moves, ms[1].Games, ms[1].Results, ms[1].Moves)
+	}
+	raw, err := os.ReadFile(folder.Metrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := raw[bytes.LastIndexByte(raw[:len(raw)-1], '\n')+1:]; bytes.Contains(last, []byte("positions_per_s")) || bytes.Contains(last, []byte("evals_per_s")) {
+		t.Errorf("the resumed generation's line records self-play rates: %s", last)
 	}
 }
 

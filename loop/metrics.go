@@ -28,11 +28,14 @@ type GenerationMetrics struct {
 	Positions  int     `json:"positions"` // recorded as training samples
 	// Reused says the generation's games were played by an earlier
 	// invocation that stopped before its checkpoint: its positions came
-	// from the saved shard, and it has no self-play rates.
-	Reused      bool    `json:"reused_selfplay,omitempty"`
-	Moves       int     `json:"moves"`           // searched, recorded or not
-	PositionsS  float64 `json:"positions_per_s"` // 0 where the games were not played now (Reused)
-	EvalsS      float64 `json:"evals_per_s"`     // network evaluations per second in self-play
+	// from the saved shard, its counts from the saved game records, and
+	// it has no self-play rates.
+	Reused bool `json:"reused_selfplay,omitempty"`
+	Moves  int  `json:"moves"` // searched, recorded or not
+	// The self-play rates, absent where they were not measured: games
+	// reused (Reused), evaluations made by workers elsewhere.
+	PositionsS  float64 `json:"positions_per_s,omitempty"`
+	EvalsS      float64 `json:"evals_per_s,omitempty"` // network evaluations per second in self-play
 	Resigned    int     `json:"resigned"`
 	FalseResign int     `json:"false_resignations"` // no-resign games the resigning side would have drawn or won
 	NoResign    int     `json:"no_resign_games"`    // games played out where resignation would have happened

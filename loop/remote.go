@@ -49,8 +49,14 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 	// This machine's self-play reports its moves as it plays them;
 	// workers elsewhere, their games as they arrive.
 	local, _ := gen.source.(*localSelfPlay)
+	reused := local != nil && local.reuses(gen.number)
 	var bar *progress.Task
-	if local != nil {
+	switch {
+	case reused:
+		// Nothing is played: the generation's line says where its games
+		// came from, and no bar counts moves that are not made.
+		gen.status.phase(gen.number, PhaseSelfPlay, 0, "")
+	case local != nil:
 		gen.status.phase(gen.number, PhaseSelfPlay, quota*gen.movesPerGame, "moves")
 		// The games move in lockstep and end together, so the bar counts
 		// moves, of as many as the last generation's games made.
@@ -60,18 +66,17 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 		// reach the bar before it closes.
 		stop := followRound(gen, local, bar)
 		defer stop()
-	} else {
+	default:
 		gen.status.phase(gen.number, PhaseSelfPlay, quota, "games")
 		bar = gen.progress.Start(quota, fmt.Sprintf("gen %d games from workers", gen.number))
 		defer bar.Close()
 	}
-	positions, stored := 0, true
+	positions := 0
 	var tally selfplay.Tally
 	err := gen.source.Collect(ctx, gen.number, quota, func(b RemoteGames) {
 		if !b.Stored {
 			gen.replay.Add(b.Samples)
 			b.Positions = len(b.Samples)
-			stored = false
 		}
 		positions += b.Positions
 		tally.Merge(b.Tally)
@@ -84,7 +89,7 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 		return 0, err
 	}
 	m.Positions = positions
-	m.Reused = stored && local != nil
+	m.Reused = reused
 	m.count(tally, gen.game)
 	switch {
 	case local == nil:

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/selfplay"
 )
 
@@ -14,12 +13,12 @@ import (
 // next cfg.SelfPlay.Games games to end, writes it and hands it over.
 func (s *localSelfPlay) playStream(ctx context.Context, first int) error {
 	for {
-		n, err := data.ShardSamples(s.run.Shard(first), s.game)
-		if err != nil {
+		games, ok := s.saved[first]
+		if !ok {
 			break
 		}
 		number := first
-		s.update(func() { s.done[number] = RemoteGames{Stored: true, Positions: n} })
+		s.update(func() { s.done[number] = games })
 		first++
 	}
 	ctx, cancel := context.WithCancel(ctx)

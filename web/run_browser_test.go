@@ -450,3 +450,45 @@ func TestBrowserRunScreenshot(t *testing.T) {
 		t.Errorf("the page the tool took does not show the run's generation 1 and status:\n%s", dom)
 	}
 }
+
+// TestBrowserRunAfterReusedGames: a generation whose games were saved
+// before a stop and reused has no self-play rate of its own; the page
+// shows the last one measured, says whose it is and why, and counts the
+// reused games among the run's.
+func TestBrowserRunAfterReusedGames(t *testing.T) {
+	ctx := browser(t)
+	dir := newRunFolder(t, "tictactoe")
+	for _, m := range []loop.GenerationMetrics{
+		{Generation: 1, Games: 200, Positions: 680, PositionsS: 486, EvalsS: 21346, Steps: 43, Step: 43, PolicyLoss: 1.7, ValueLoss: 1.0, Results: [3]int{120, 50, 30}, Best: 1},
+		{Generation: 2, Games: 200, Positions: 644, Reused: true, Steps: 41, Step: 84, PolicyLoss: 1.6, ValueLoss: 0.9, Results: [3]int{110, 60, 30}, Best: 2},
+	} {
+		if err := loop.AppendMetrics(dir.Metrics(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := runServer(t, dir)
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`body[data-generation="2"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range [][3]string{
+		{"Evaluations/s", "21.3k", "486 positions/s in generation 1; 2 reused its saved games"},
+		{"Games", "400", ""},
+	} {
+		if got := tileText(t, ctx, want[0]); got[0] != want[1] || want[2] != "" && got[1] != want[2] {
+			t.Errorf("the %s tile shows %q, want %q", want[0], got, want[1:])
+		}
+	}
+}
+
+// tileText is the value and the line under it of the tile called name.
+func tileText(t *testing.T, ctx context.Context, name string) [2]string {
+	t.Helper()
+	var got []string
+	js := fmt.Sprintf(`(() => { const t = [...document.querySelectorAll("#tiles .tile")].find((t) => t.querySelector(".name").textContent === %q);
+		return t ? [t.querySelector(".value").textContent, t.querySelector(".sub").textContent] : ["", ""] })()`, name)
+	if err := chromedp.Run(ctx, chromedp.Evaluate(js, &got)); err != nil || len(got) != 2 {
+		t.Fatalf("tile %s: %v", name, err)
+	}
+	return [2]string{got[0], got[1]}
+}

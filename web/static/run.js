@@ -346,7 +346,7 @@ function drawTiles() {
     tile("Generation", m ? String(m.generation) : "—", inProgress),
     tile("Training steps", m ? fmt(m.step) : "—", m ? fmt(m.steps) + " in the last generation" : ""),
     tile("Positions", m ? fmt(m.samples_total) : "—", m ? "window " + fmt(m.window) : ""),
-    tile("Evaluations/s", m ? fmt(m.evals_per_s) : "—", m ? fmt(m.positions_per_s) + " positions/s" : ""),
+    rateTile(m, ms),
     tile("Policy loss", m && m.steps > 0 ? fmt(m.policy_loss) : "—", m && m.steps > 0 ? "value loss " + fmt(m.value_loss)
       + (num(m.policy_surprise) !== null ? ", surprise " + m.policy_surprise.toFixed(3) : "") : ""),
     tile("Rating", m && num(m.rating) !== null ? m.rating.toFixed(0) : "—", m && m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo"),
@@ -355,6 +355,17 @@ function drawTiles() {
     tile("Run time", m ? duration(m.run_seconds) : "—", m ? "learning rate " + fmt(m.learning_rate) : ""),
   ];
   $("tiles").replaceChildren(...tiles);
+}
+
+// rateTile shows self-play's last measured rate: a generation whose
+// games were saved before a stop and reused has none of its own, and
+// workers elsewhere report no evaluations.
+function rateTile(m, ms) {
+  const rated = [...ms].reverse().find((g) => num(g.positions_per_s) > 0);
+  if (!rated) return tile("Evaluations/s", "—", m && m.reused_selfplay ? `generation ${m.generation} reused its saved games` : "");
+  let sub = fmt(rated.positions_per_s) + " positions/s";
+  if (rated !== m) sub += ` in generation ${rated.generation}` + (m.reused_selfplay ? `; ${m.generation} reused its saved games` : "");
+  return tile("Evaluations/s", num(rated.evals_per_s) > 0 ? fmt(rated.evals_per_s) : "—", sub);
 }
 
 function drawMatches() {
