@@ -119,6 +119,14 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		// metrics line: a stop in between keeps its training, not its line.
 		logf("generation %d was stopped after its checkpoint, before its metrics line; its line is missing", gen)
 	}
+	// A loop killed while playing a generation's games left its status
+	// at self-play; they are played again, and a person asks where the
+	// moves went.
+	if st, err := ReadStatus(run.Status()); err == nil && st.Generation == gen+1 && st.Phase == PhaseSelfPlay && st.Unit == "moves" && st.Done > 0 {
+		if _, saved := savedGames(run, g, gen+1); !saved {
+			logf("the run was stopped during generation %d%s", gen+1, lostMoves(gen+1, st.Done, "about "))
+		}
+	}
 	best := gen
 	if cfg.Arena.Gate > 0 && last != nil && last.Best < gen {
 		best = last.Best
@@ -185,7 +193,12 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		})
 		if err != nil {
 			if ctx.Err() != nil {
-				logf("stopped during generation %d; the run resumes from generation %d", gen, gen-1)
+				lost := ""
+				if st := status.current(); local != nil && st.Phase == PhaseSelfPlay && !local.reuses(gen) {
+					moves, _, _ := local.progress(gen)
+					lost = lostMoves(gen, moves, "")
+				}
+				logf("stopped during generation %d%s; the run resumes from generation %d", gen, lost, gen-1)
 				return nil
 			}
 			return fmt.Errorf("generation %d: %w", gen, err)
@@ -267,6 +280,17 @@ func noLossToPerfectPlay(baseline string, r [3]int) string {
 		return ""
 	}
 	return fmt.Sprintf(": no loss to perfect play in %d games", r[0]+r[1]+r[2])
+}
+
+// lostMoves says that generation gen's self-play stopped after
+// (about) moves, and why they are played again: a generation's games
+// are saved together, once all have ended, so that a shard is whole.
+func lostMoves(gen, moves int, about string) string {
+	if moves <= 0 {
+		return "'s self-play, before its first move"
+	}
+	return fmt.Sprintf("'s self-play after %s%d moves, which are lost: a generation's games are saved only together, once all have ended, so generation %d's are played again from the start",
+		about, moves, gen)
 }
 
 // movesPerGame is what a game of the run is expected to make: the last

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -303,6 +304,61 @@ func TestResumedGenerationSaysItReused(t *testing.T) {
 	}
 	if last := raw[bytes.LastIndexByte(raw[:len(raw)-1], '\n')+1:]; bytes.Contains(last, []byte("positions_per_s")) || bytes.Contains(last, []byte("evals_per_s")) {
 		t.Errorf("the resumed generation's line records self-play rates: %s", last)
+	}
+}
+
+// TestStoppedSelfPlaySaysWhatWasLost: a loop stopped while playing a
+// generation's games says how many moves are lost and why: when it stops
+// (Ctrl-C), and, killed without a word, when the run resumes, from the
+// status it left.
+func TestStoppedSelfPlaySaysWhatWasLost(t *testing.T) {
+	raw, err := os.ReadFile(writeTinyConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Games enough that the status counts moves before they end.
+	cfg := filepath.Join(t.TempDir(), "long.yaml")
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(raw), "games_per_generation: 24", "games_per_generation: 5000", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	folder := runfolder.Folder(t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if st, err := ReadStatus(folder.Status()); err == nil && st.Phase == PhaseSelfPlay && st.Done > 0 {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	var log strings.Builder
+	opts := LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: string(folder), MaxGenerations: 1, Seed: 3, Log: &log}
+	if err := Loop(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	stopped := regexp.MustCompile(`stopped during generation 1's self-play after (\d+) moves, which are lost: a generation's games are saved only together, once all have ended, so generation 1's are played again from the start; the run resumes from generation 0`)
+	if m := stopped.FindStringSubmatch(log.String()); m == nil || m[1] == "0" {
+		t.Errorf("stopped in self-play, the loop says:\n%s", log.String())
+	}
+
+	// Killed instead: the status it left counts the moves made.
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	killed, _ := json.Marshal(Status{Generation: 1, Phase: PhaseSelfPlay, Done: 321, Total: 4000, Unit: "moves",
+		GenerationStarted: now, PhaseStarted: now, Updated: now})
+	if err := os.WriteFile(folder.Status(), killed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	opts.ConfigPath, opts.Started = "", cancel
+	if err := Loop(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := "the run was stopped during generation 1's self-play after about 321 moves, which are lost"; !strings.Contains(log.String(), want) {
+		t.Errorf("resumed after a kill in self-play, the loop does not say %q:\n%s", want, log.String())
 	}
 }
 

@@ -106,6 +106,13 @@ func (f *statusFile) phase(gen int, phase string, total int, unit string) {
 	f.write(now)
 }
 
+// current is the status as last set.
+func (f *statusFile) current() Status {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s
+}
+
 // progress records done of the phase's total, written when a second has
 // passed since the last write or the phase is complete. A count past an
 // estimated total raises the total.
