@@ -43,35 +43,3 @@ func TestAMXWeightGrad(t *testing.T) {
 		})
 	}
 }
-
-// weightGradRef is the weight gradient (out, in, kernel, kernel) of a
-// same-padded convolution, each input and output gradient passed
-// through round and the products summed in float64, with the sum of the
-// products' magnitudes for each weight.
-func weightGradRef(sh shape, kernel, in, out, batch int, x, dy []float32, round func(float32) float64) (dw, scale []float64) {
-	h, w, cells, kk, pad := sh.height, sh.width, sh.cells(), kernel*kernel, kernel/2
-	dw, scale = make([]float64, out*in*kk), make([]float64, out*in*kk)
-	for b := 0; b < batch; b++ {
-		for o := 0; o < out; o++ {
-			for c := 0; c < in; c++ {
-				for pos := 0; pos < kk; pos++ {
-					ky, kx := pos/kernel-pad, pos%kernel-pad
-					s, m := 0.0, 0.0
-					for y := 0; y < h; y++ {
-						for xx := 0; xx < w; xx++ {
-							sy, sx := y+ky, xx+kx
-							if sy < 0 || sy >= h || sx < 0 || sx >= w {
-								continue
-							}
-							p := round(dy[(b*out+o)*cells+y*w+xx]) * round(x[(b*in+c)*cells+sy*w+sx])
-							s, m = s+p, m+math.Abs(p)
-						}
-					}
-					dw[(o*in+c)*kk+pos] += s
-					scale[(o*in+c)*kk+pos] += m
-				}
-			}
-		}
-	}
-	return dw, scale
-}

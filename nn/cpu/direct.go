@@ -9,10 +9,10 @@ import (
 )
 
 // The direct convolution is the CPU evaluator's convolution where the CPU
-// has AVX-512 or AVX2: its kernels (direct_amd64.s) multiply each input
-// where it lies, so nothing is gathered (im2row) or packed (BLAS) first,
-// and the bias, skip and ReLU are applied while the output is in
-// registers.
+// has AVX-512 or AVX2, and on every arm64 CPU (NEON): its kernels
+// (direct_amd64.s, direct_arm64.s) multiply each input where it lies, so
+// nothing is gathered (im2row) or packed (BLAS) first, and the bias, skip
+// and ReLU are applied while the output is in registers.
 //
 // Activations are kept padded for it: each position is a (height+2) ×
 // (width+2) grid of pixels, each pixel its channels side by side, the
@@ -103,14 +103,14 @@ func directDefault() (directArch, bool) { return directChoice(false) }
 // FLIPZERO_CONV names, to compare them — avx512, avx2, avx512bf16 (where
 // the CPU has AVX-512 BF16), amxbf16 (where it has AMX), avx512vnni
 // (where it has AVX-512 VNNI), avxvnni (where it has AVX-VNNI), avx2int8
-// (where it has AVX2) or im2row (none: im2row + matrix multiply) — else,
-// where preferFast and the CPU has them, the fastest kernels of reduced
-// precision: AMX's bfloat16 tiles, else bytes on kernels as wide as its
-// fastest float32 set's (AVX-512 VNNI: 1.8× AVX-512 BF16's positions a
-// second on Zen 4, and stronger at equal time; on a CPU without AVX-512,
-// AVX-VNNI or AVX2's bytes), else AVX-512 BF16; else the fastest float32
-// set. AVX2's bytes multiply no faster than AVX-512's float32, so a CPU
-// with AVX-512 keeps its float32 set.
+// (where it has AVX2), neon (on arm64) or im2row (none: im2row + matrix
+// multiply) — else, where preferFast and the CPU has them, the fastest
+// kernels of reduced precision: AMX's bfloat16 tiles, else bytes on
+// kernels as wide as its fastest float32 set's (AVX-512 VNNI: 1.8×
+// AVX-512 BF16's positions a second on Zen 4, and stronger at equal time;
+// on a CPU without AVX-512, AVX-VNNI or AVX2's bytes), else AVX-512 BF16;
+// else the fastest float32 set. AVX2's bytes multiply no faster than
+// AVX-512's float32, so a CPU with AVX-512 keeps its float32 set.
 func directChoice(preferFast bool) (directArch, bool) {
 	floats, bf16s, int8s := directArchs(), directBF16Archs(), directInt8Archs()
 	archs := append(append(append([]directArch(nil), floats...), bf16s...), int8s...)
@@ -149,7 +149,7 @@ func convInfo(arch directArch, direct bool) string {
 	if len(directArchs()) > 0 {
 		return "im2row + matrix multiply (FLIPZERO_CONV=im2row)"
 	}
-	return "im2row + matrix multiply (no AVX2 or AVX-512 here)"
+	return "im2row + matrix multiply (no direct kernels for this CPU: they need AVX2, AVX-512 or arm64)"
 }
 
 // directGeom is the padded layout of a batch for a kernel set.

@@ -2,8 +2,7 @@
 
 package cpu
 
-// directArchs: the direct convolution has kernels for amd64 only.
-func directArchs() []directArch { return nil }
+// The bfloat16, int8 and AMX kernels are amd64 only.
 
 func directBF16() (directArch, bool) { return directArch{}, false }
 
@@ -21,8 +20,4 @@ func (g *directGeom) convAMX(*bf16Conv, []uint16, []float32, []float32, int, int
 
 func amxWeightGradBF16(*amxGradTile) {
 	panic("nn: no AMX on this architecture")
-}
-
-func directKernel(directArch, int, precision, *directTile) {
-	panic("nn: no direct convolution kernels on this architecture")
 }

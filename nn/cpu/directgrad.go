@@ -3,7 +3,7 @@ package cpu
 import "unsafe"
 
 // directWeightGrad is a training graph's convolution weight gradient on
-// the direct kernels (direct_amd64.s), in float32, wherever the AMX one
+// the direct kernels (direct_amd64.s, direct_arm64.s), in float32, wherever the AMX one
 // (amxWeightGrad) does not run. The gradient is a product that the forward kernels
 // already compute: a tile of theirs is pixels × output channels, summed
 // over a pixel's inputs; here it is weight rows × output channels,

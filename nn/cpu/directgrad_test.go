@@ -11,8 +11,9 @@ import (
 // this CPU runs is the gradient summed in float64, to float32's rounding
 // of its sums — for 3×3 and 1×1 convolutions, channel counts that fill no
 // tile or block (the AVX-512 tiles are 6 rows × 64 channels, the AVX2
-// ones 4 × 24), batches that end inside a group of images, one core and
-// several, and again after the shapes change under the same buffers.
+// ones 4 × 24, the NEON ones 5 × 16) and that end in each number of
+// channel groups, batches that end inside a group of images, one core
+// and several, and again after the shapes change under the same buffers.
 func TestDirectWeightGrad(t *testing.T) {
 	archs := directArchs()
 	if len(archs) == 0 {
@@ -22,6 +23,7 @@ func TestDirectWeightGrad(t *testing.T) {
 		{8, 8, 3, 64, 64, 16, 1},
 		{8, 8, 3, 64, 64, 19, 2},
 		{8, 8, 3, 5, 7, 3, 1},
+		{8, 8, 3, 6, 11, 4, 2},
 		{8, 8, 3, 3, 70, 9, 3},
 		{11, 11, 3, 64, 32, 6, 2},
 		{11, 11, 3, 17, 130, 2, 1},
@@ -54,4 +56,36 @@ func TestDirectWeightGrad(t *testing.T) {
 			})
 		}
 	}
+}
+
+// weightGradRef is the weight gradient (out, in, kernel, kernel) of a
+// same-padded convolution, each input and output gradient passed
+// through round and the products summed in float64, with the sum of the
+// products' magnitudes for each weight.
+func weightGradRef(sh shape, kernel, in, out, batch int, x, dy []float32, round func(float32) float64) (dw, scale []float64) {
+	h, w, cells, kk, pad := sh.height, sh.width, sh.cells(), kernel*kernel, kernel/2
+	dw, scale = make([]float64, out*in*kk), make([]float64, out*in*kk)
+	for b := 0; b < batch; b++ {
+		for o := 0; o < out; o++ {
+			for c := 0; c < in; c++ {
+				for pos := 0; pos < kk; pos++ {
+					ky, kx := pos/kernel-pad, pos%kernel-pad
+					s, m := 0.0, 0.0
+					for y := 0; y < h; y++ {
+						for xx := 0; xx < w; xx++ {
+							sy, sx := y+ky, xx+kx
+							if sy < 0 || sy >= h || sx < 0 || sx >= w {
+								continue
+							}
+							p := round(dy[(b*out+o)*cells+y*w+xx]) * round(x[(b*in+c)*cells+sy*w+sx])
+							s, m = s+p, m+math.Abs(p)
+						}
+					}
+					dw[(o*in+c)*kk+pos] += s
+					scale[(o*in+c)*kk+pos] += m
+				}
+			}
+		}
+	}
+	return dw, scale
 }
