@@ -169,8 +169,11 @@ func Export(dir string, m ExportModel, o ExportOptions, b fs.FS) (Exported, erro
 		}
 		files[name] = raw
 	}
-	if err := exportFolder(dir); err != nil {
+	if err := CheckExportFolder(dir); err != nil {
 		return Exported{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Exported{}, fmt.Errorf("web page: %w", err)
 	}
 	out := Exported{Page: page}
 	for _, name := range slices.Sorted(maps.Keys(files)) {
@@ -220,16 +223,13 @@ func (o oneGame) ByName(name string) (env.Game, error) {
 	return o.g, nil
 }
 
-// exportFolder makes sure dir can take an export: it is created if it is
-// missing; an existing one must be a folder, empty or an earlier
+// CheckExportFolder says whether dir can take an export: a missing
+// folder can; an existing one must be a folder, empty or an earlier
 // export's (holding page.json), so that no one's other files are
 // overwritten.
-func exportFolder(dir string) error {
+func CheckExportFolder(dir string) error {
 	st, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
 		return nil
 	}
 	if err != nil {

@@ -60,6 +60,9 @@ func exportWeb(f webExportFlags, run string, gen int, out string, io stdio) erro
 			return err
 		}
 	}
+	if err := web.CheckExportFolder(*f.dir); err != nil {
+		return usageError{fmt.Errorf("--web: %w", err)}
+	}
 	bundle, err := web.EmbeddedBundle()
 	if err != nil {
 		return err

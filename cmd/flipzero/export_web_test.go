@@ -101,7 +101,7 @@ func TestExportWebRefuses(t *testing.T) {
 	// A folder with someone's files in it is not written over, whatever
 	// the model.
 	code, _, stderr := runCLI(t, "", "export", "--web", occupied, "--model", good)
-	if code == 0 || !strings.Contains(stderr, "holds other files (notes.txt)") {
+	if code != 2 || !strings.Contains(stderr, "--web: "+occupied+" holds other files (notes.txt)") {
 		t.Errorf("export into a folder with other files: exit %d, %q", code, stderr)
 	}
 	if b, err := os.ReadFile(keep); err != nil || string(b) != "mine" {
