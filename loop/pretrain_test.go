@@ -88,6 +88,9 @@ func agreementOf(t *testing.T, net *nn.Network, paths ...string) records.Agreeme
 // the next generation, the step count and the optimizer's momentum, and
 // the run's clock.
 func TestPretrainThenLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("pretrains for 300 steps, then a generation of the loop")
+	}
 	dir := t.TempDir()
 	train := writeExpertGames(t, dir, "experts.txt", 400, 1)
 	held := writeExpertGames(t, dir, "held.txt", 100, 2)
@@ -163,6 +166,9 @@ func anyNonzero(arrays [][]float32) bool {
 // new run's first, and the loop goes on with it, counting the old
 // samples; the old run is left as it was.
 func TestPretrainFromRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three generations of the loop and a pretraining")
+	}
 	dir := t.TempDir()
 	old := filepath.Join(dir, "old")
 	if err := Loop(context.Background(), LoopOptions{Backend: cpu.Backend(), ConfigPath: quietConfig(t), RunDir: old, MaxGenerations: 2, Seed: 1}); err != nil {
