@@ -17,6 +17,23 @@ type Score struct {
 // Games is the number of games played.
 func (s Score) Games() int { return s.Wins + s.Draws + s.Losses }
 
+// String is the score in the one form every printer of flipzero's uses,
+// labelled, from the side it belongs to: "W-D-L 10-1-9", wins, draws
+// and losses.
+func (s Score) String() string { return "W-D-L " + s.Counts() }
+
+// Counts is the score's numbers alone, "10-1-9", for where the W-D-L
+// label is already said: a table's heading, the second of two results.
+func (s Score) Counts() string { return fmt.Sprintf("%d-%d-%d", s.Wins, s.Draws, s.Losses) }
+
+// Reversed is the score from the other side's point of view.
+func (s Score) Reversed() Score { return Score{Wins: s.Losses, Draws: s.Draws, Losses: s.Wins} }
+
+// Add is the two scores together.
+func (s Score) Add(o Score) Score {
+	return Score{Wins: s.Wins + o.Wins, Draws: s.Draws + o.Draws, Losses: s.Losses + o.Losses}
+}
+
 // Fraction is the points won per game, draws counting half.
 func (s Score) Fraction() float64 {
 	if s.Games() == 0 {

@@ -148,3 +148,28 @@ func TestSPRTDecidesPerfectAndDrawnMatches(t *testing.T) {
 		t.Errorf("2 wins: decision %d, want to keep playing", d)
 	}
 }
+
+func TestScoreForms(t *testing.T) {
+	for _, tc := range []struct {
+		s             Score
+		text, counts  string
+		reversed, sum Score
+	}{
+		{Score{10, 1, 9}, "W-D-L 10-1-9", "10-1-9", Score{9, 1, 10}, Score{19, 2, 19}},
+		{Score{0, 20, 0}, "W-D-L 0-20-0", "0-20-0", Score{0, 20, 0}, Score{0, 40, 0}},
+		{Score{}, "W-D-L 0-0-0", "0-0-0", Score{}, Score{}},
+	} {
+		if got := tc.s.String(); got != tc.text {
+			t.Errorf("%+v prints %q, want %q", tc.s, got, tc.text)
+		}
+		if got := tc.s.Counts(); got != tc.counts {
+			t.Errorf("%+v counts %q, want %q", tc.s, got, tc.counts)
+		}
+		if got := tc.s.Reversed(); got != tc.reversed {
+			t.Errorf("%+v reversed is %+v, want %+v", tc.s, got, tc.reversed)
+		}
+		if got := tc.s.Add(tc.s.Reversed()); got != tc.sum {
+			t.Errorf("%+v and its reverse add to %+v, want %+v", tc.s, got, tc.sum)
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
@@ -257,21 +258,25 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 }
 
 // versusBaseline is the generation's result against the arena's
-// baseline, for its line: ", vs perfect 0-20-0: no loss to perfect play
-// in 20 games"; with the policy's match, the search's result at playouts
-// first, then the policy's, which the verdict is about: ", vs perfect
-// 0-20-0 with 32 playouts, 0-14-6 by the policy alone".
+// baseline, for its line: ", vs perfect W-D-L 0-20-0: no loss to perfect
+// play in 20 games"; with the policy's match, the search's result at
+// playouts first, then the policy's, which the verdict is about: ", vs
+// perfect W-D-L 0-20-0 with 32 playouts, 0-14-6 by the policy alone".
 func versusBaseline(m GenerationMetrics, playouts int) string {
 	r := m.BaselineResult
 	if r == nil {
 		return ""
 	}
 	if p := m.PolicyResult; p != nil {
-		return fmt.Sprintf(", vs %s %d-%d-%d with %d playouts, %d-%d-%d by the policy alone%s",
-			m.Baseline, r[0], r[1], r[2], playouts, p[0], p[1], p[2], noLossToPerfectPlay(m.Baseline, *p))
+		return fmt.Sprintf(", vs %s %s with %d playouts, %s by the policy alone%s",
+			m.Baseline, scoreOf(*r), playouts, scoreOf(*p).Counts(), noLossToPerfectPlay(m.Baseline, *p))
 	}
-	return fmt.Sprintf(", vs %s %d-%d-%d%s", m.Baseline, r[0], r[1], r[2], noLossToPerfectPlay(m.Baseline, *r))
+	return fmt.Sprintf(", vs %s %s%s", m.Baseline, scoreOf(*r), noLossToPerfectPlay(m.Baseline, *r))
 }
+
+// scoreOf is a result as the metrics keep it (wins, draws, losses) as a
+// score.
+func scoreOf(r [3]int) arena.Score { return arena.Score{Wins: r[0], Draws: r[1], Losses: r[2]} }
 
 // noLossToPerfectPlay is the verdict on a result against the perfect
 // player, when it has no loss: the pipeline's proof in tic-tac-toe.

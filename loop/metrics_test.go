@@ -78,17 +78,17 @@ func TestVersusBaseline(t *testing.T) {
 		want string
 	}{
 		{GenerationMetrics{}, ""},
-		{GenerationMetrics{Baseline: "perfect", BaselineResult: &[3]int{0, 20, 0}}, ", vs perfect 0-20-0: no loss to perfect play in 20 games"},
-		{GenerationMetrics{Baseline: "perfect", BaselineResult: &[3]int{0, 19, 1}}, ", vs perfect 0-19-1"},
-		{GenerationMetrics{Baseline: "greedy", BaselineResult: &[3]int{12, 0, 0}}, ", vs greedy 12-0-0"},
+		{GenerationMetrics{Baseline: "perfect", BaselineResult: &[3]int{0, 20, 0}}, ", vs perfect W-D-L 0-20-0: no loss to perfect play in 20 games"},
+		{GenerationMetrics{Baseline: "perfect", BaselineResult: &[3]int{0, 19, 1}}, ", vs perfect W-D-L 0-19-1"},
+		{GenerationMetrics{Baseline: "greedy", BaselineResult: &[3]int{12, 0, 0}}, ", vs greedy W-D-L 12-0-0"},
 		// With the policy's match the verdict is the policy's: the search
 		// drawing every game says nothing of what the network learned.
 		{GenerationMetrics{Baseline: "perfect", BaselineResult: &[3]int{0, 20, 0}, PolicyResult: &[3]int{0, 3, 17}},
-			", vs perfect 0-20-0 with 32 playouts, 0-3-17 by the policy alone"},
+			", vs perfect W-D-L 0-20-0 with 32 playouts, 0-3-17 by the policy alone"},
 		{GenerationMetrics{Baseline: "perfect", BaselineResult: &[3]int{0, 20, 0}, PolicyResult: &[3]int{0, 20, 0}},
-			", vs perfect 0-20-0 with 32 playouts, 0-20-0 by the policy alone: no loss to perfect play in 20 games"},
+			", vs perfect W-D-L 0-20-0 with 32 playouts, 0-20-0 by the policy alone: no loss to perfect play in 20 games"},
 		{GenerationMetrics{Baseline: "greedy", BaselineResult: &[3]int{12, 0, 0}, PolicyResult: &[3]int{7, 1, 4}},
-			", vs greedy 12-0-0 with 32 playouts, 7-1-4 by the policy alone"},
+			", vs greedy W-D-L 12-0-0 with 32 playouts, 7-1-4 by the policy alone"},
 	} {
 		if got := versusBaseline(tc.m, 32); got != tc.want {
 			t.Errorf("%q, want %q", got, tc.want)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
@@ -76,6 +77,27 @@ func TestBrowserRun(t *testing.T) {
 	if got := textOf(t, ctx, "#tiles .tile .value"); got != "2" {
 		t.Errorf("the generation tile shows %q", got)
 	}
+	// Scores in the one form: the self-play results from the first
+	// player's side, each match from its player's.
+	ms, err := loop.ReadMetrics(dir.Metrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := ms[1].Results
+	if got, want := textOf(t, ctx, "#tiles"), fmt.Sprintf("last: first player W-D-L %d-%d-%d", r[0], r[2], r[1]); !strings.Contains(got, want) {
+		t.Errorf("the tiles say %q, want %q", got, want)
+	}
+	matches, _, err := arena.ReadMatches(dir.Matches())
+	if err != nil || len(matches) == 0 {
+		t.Fatalf("matches: %v, %v", matches, err)
+	}
+	newest := matches[len(matches)-1]
+	if got := textOf(t, ctx, "#matches thead"); !strings.Contains(got, "W-D-L") || strings.Contains(got, "won") {
+		t.Errorf("the matches' heading %q, want one W-D-L column", got)
+	}
+	if got, want := textOf(t, ctx, "#matches tbody tr:first-child td:nth-child(4)"), fmt.Sprintf("%d-%d-%d", newest.Wins, newest.Draws, newest.Losses); got != want {
+		t.Errorf("the newest match shows %q, want %q", got, want)
+	}
 	if hidden := evalInt(t, ctx, `document.getElementById("play-link").hidden ? 1 : 0`); hidden != 1 {
 		t.Error("the page links a game that this server does not serve")
 	}
@@ -85,10 +107,6 @@ func TestBrowserRun(t *testing.T) {
 
 	// The loop goes on: a new generation's metrics, then a status for the
 	// generation after it.
-	ms, err := loop.ReadMetrics(dir.Metrics())
-	if err != nil {
-		t.Fatal(err)
-	}
 	next := ms[1]
 	next.Generation, next.PolicyLoss, next.ValueLoss = 3, ms[1].PolicyLoss*0.8, ms[1].ValueLoss*0.8
 	if err := loop.AppendMetrics(dir.Metrics(), next); err != nil {

@@ -83,11 +83,11 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 	fs := newFlags("arena", "arena --game G --a PLAYER --b PLAYER --games N [flags]\n"+
 		"       arena --game G --a PLAYER [--b PLAYER] [--player PLAYER]... --games N   (a one-player game)\n\n"+
 		"Plays N games between A and B, colours alternating, each random opening played\n"+
-		"from both sides, and prints A's wins, draws and losses, its score and the Elo\n"+
-		"difference with a 95% interval. In a one-player game (reversi-solitaire) every\n"+
-		"player plays the same N deals, and it prints each player's mean score with its\n"+
-		"95% interval and the first player's paired difference, deal by deal, from each\n"+
-		"other one. A player is "+playerHelp+".", io.out)
+		"from both sides, and prints A's score as W-D-L (wins, draws, losses), its\n"+
+		"points per game and the Elo difference with a 95% interval. In a one-player\n"+
+		"game (reversi-solitaire) every player plays the same N deals, and it prints\n"+
+		"each player's mean score with its 95% interval and the first player's paired\n"+
+		"difference, deal by deal, from each other one. A player is "+playerHelp+".", io.out)
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
 	aName := fs.String("a", "", "player A")
 	bName := fs.String("b", "", "player B (in a one-player game, optional)")
@@ -188,7 +188,7 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 		task := progress.New(io.err).Start(*gamesN, a.Name()+" vs "+b.Name())
 		task.Add(len(opts.Played))
 		opts.Progress = func(_ int, s arena.Score) {
-			task.Note(fmt.Sprintf("+%d =%d -%d", s.Wins, s.Draws, s.Losses))
+			task.Note(s.String())
 			task.Add(1)
 		}
 		defer task.Close()
@@ -324,8 +324,8 @@ func printSolo(w io.Writer, g env.Game, r arena.SoloResult, took time.Duration) 
 	}
 	for j := 1; j < len(r.Players); j++ {
 		d, v := r.Difference(0, j), r.Versus(0, j)
-		fmt.Fprintf(w, "%s minus %s: %+.3f %s per deal, paired over %s; ahead in %d, level in %d, behind in %d\n",
-			r.Players[0], r.Players[j], d.Mean+0, interval(d, true), count(d.N, "deal"), v.Wins, v.Draws, v.Losses)
+		fmt.Fprintf(w, "%s minus %s: %+.3f %s per deal, paired over %s; deal by deal %s (ahead, level, behind)\n",
+			r.Players[0], r.Players[j], d.Mean+0, interval(d, true), count(d.N, "deal"), v)
 	}
 }
 
@@ -352,7 +352,7 @@ func printScore(w io.Writer, g env.Game, a, b player.Player, r arena.ArenaResult
 	s := r.Score
 	elo, low, high := s.Elo()
 	fmt.Fprintf(w, "%s vs %s in %s: %d games in %.1f s\n", a.Name(), b.Name(), g.Name(), s.Games(), took.Seconds())
-	fmt.Fprintf(w, "wins %d draws %d losses %d\n", s.Wins, s.Draws, s.Losses)
+	fmt.Fprintf(w, "%s %s\n", a.Name(), s)
 	fmt.Fprintf(w, "score %.4f\n", s.Fraction())
 	switch n := float64(s.Games()); {
 	case s.Wins == s.Games():

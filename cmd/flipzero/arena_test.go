@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -32,12 +31,10 @@ func TestArenaCommand(t *testing.T) {
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "perfect vs random in tictactoe: 10 games") {
 		t.Fatalf("output:\n%s", out)
 	}
-	f := strings.Fields(lines[1])
-	if len(f) != 6 || f[0] != "wins" || f[2] != "draws" || f[4] != "losses" || f[5] != "0" {
-		t.Fatalf("score line %q: want wins W draws D losses 0 (perfect never loses)", lines[1])
+	var wins, draws, losses int
+	if _, err := fmt.Sscanf(lines[1], "perfect W-D-L %d-%d-%d", &wins, &draws, &losses); err != nil || losses != 0 {
+		t.Fatalf("score line %q: want perfect W-D-L W-D-0 (perfect never loses): %v", lines[1], err)
 	}
-	wins, _ := strconv.Atoi(f[1])
-	draws, _ := strconv.Atoi(f[3])
 	if wins+draws != 10 {
 		t.Errorf("%d wins and %d draws in 10 games", wins, draws)
 	}
@@ -74,11 +71,15 @@ func TestArenaCommand(t *testing.T) {
 	if len(rows) != 3 || !strings.HasPrefix(rows[1], "perfect ") || !strings.HasPrefix(rows[2], "random ") {
 		t.Fatalf("ratings table:\n%s", out)
 	}
-	if f := strings.Fields(rows[2]); f[1] != "+0" || f[4] != "10" {
-		t.Errorf("random row %q: want +0 Elo over 10 games", rows[2])
+	if f := strings.Fields(rows[0]); len(f) != 6 || f[5] != "W-D-L" {
+		t.Errorf("ratings heading %q: want the games' W-D-L last", rows[0])
 	}
-	if f := strings.Fields(rows[1]); !strings.HasPrefix(f[1], "+") || f[1] == "+0" {
-		t.Errorf("perfect row %q: want a positive rating", rows[1])
+	// Each player's games from its own side.
+	if f := strings.Fields(rows[2]); f[1] != "+0" || f[4] != "10" || f[5] != fmt.Sprintf("%d-%d-%d", losses, draws, wins) {
+		t.Errorf("random row %q: want +0 Elo over 10 games, W-D-L %d-%d-%d", rows[2], losses, draws, wins)
+	}
+	if f := strings.Fields(rows[1]); !strings.HasPrefix(f[1], "+") || f[1] == "+0" || f[5] != fmt.Sprintf("%d-%d-%d", wins, draws, losses) {
+		t.Errorf("perfect row %q: want a positive rating, W-D-L %d-%d-%d", rows[1], wins, draws, losses)
 	}
 }
 
@@ -339,12 +340,12 @@ func TestArenaProgressLines(t *testing.T) {
 	if len(lines) != 2 || lines[0] != "greedy vs random: started, 6 to do" {
 		t.Fatalf("standard error %q: want the match's start and end", errOut)
 	}
-	score := strings.Split(out, "\n")[1] // "wins W draws D losses L"
+	score := strings.Split(out, "\n")[1] // "greedy W-D-L W-D-L"
 	var w, d, l int
-	if _, err := fmt.Sscanf(score, "wins %d draws %d losses %d", &w, &d, &l); err != nil {
+	if _, err := fmt.Sscanf(score, "greedy W-D-L %d-%d-%d", &w, &d, &l); err != nil {
 		t.Fatalf("score line %q: %v", score, err)
 	}
-	if want := fmt.Sprintf(", +%d =%d -%d)", w, d, l); !strings.HasPrefix(lines[1], "greedy vs random: 6 of 6 in ") || !strings.HasSuffix(lines[1], want) {
+	if want := fmt.Sprintf(", W-D-L %d-%d-%d)", w, d, l); !strings.HasPrefix(lines[1], "greedy vs random: 6 of 6 in ") || !strings.HasSuffix(lines[1], want) {
 		t.Errorf("last line %q, want 6 of 6 and the score %q", lines[1], want)
 	}
 	if code, _, errOut := runCLI(t, "", append(args, "--progress=false")...); code != 0 || errOut != "" {

@@ -222,7 +222,7 @@ func TestClusterTicTacToe(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("arena: exit %d: %s", code, errOut.String())
 	}
-	m := regexp.MustCompile(`wins (\d+) draws (\d+) losses (\d+)`).FindStringSubmatch(out.String())
+	m := regexp.MustCompile(`W-D-L (\d+)-(\d+)-(\d+)`).FindStringSubmatch(out.String())
 	// Random against random loses about 17 of 40 with colours
 	// alternating; three small generations lose at most one or two
 	// (the network itself depends on which worker's games arrived when).

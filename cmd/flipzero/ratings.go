@@ -17,7 +17,8 @@ func runRatings(ctx context.Context, args []string, io stdio) error {
 	fs := newFlags("ratings", "ratings --run DIR [--game G] [--anchor PLAYER]\n\n"+
 		"Fits maximum-likelihood Elo ratings (Bradley-Terry, a draw half a win) to every\n"+
 		"match in DIR/matches.jsonl and prints one line per player, strongest first:\n"+
-		"the rating with its 95% interval and the games played.", io.out)
+		"the rating with its 95% interval, the games played and their W-D-L (wins,\n"+
+		"draws, losses).", io.out)
 	runDir := fs.String("run", "", "the run's folder")
 	anchor := fs.String("anchor", "random", "the player rated 0")
 	gameName := fs.String("game", "", "rate only this game's matches (needed when the run holds several games)")
@@ -63,14 +64,22 @@ func runRatings(ctx context.Context, args []string, io stdio) error {
 	if err != nil {
 		return usageError{err}
 	}
+	// Each player's games in all, from its side, in the form every score
+	// is printed in.
+	scores := map[string]arena.Score{}
+	for _, r := range records {
+		s := arena.Score{Wins: r.Wins, Draws: r.Draws, Losses: r.Losses}
+		scores[r.A] = scores[r.A].Add(s)
+		scores[r.B] = scores[r.B].Add(s.Reversed())
+	}
 	width := len("player")
 	for _, r := range ratings {
 		width = max(width, len(r.Player))
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "%-*s %6s %6s %6s %6s\n", width, "player", "elo", "low", "high", "games")
+	fmt.Fprintf(&out, "%-*s %6s %6s %6s %6s  %s\n", width, "player", "elo", "low", "high", "games", "W-D-L")
 	for _, r := range ratings {
-		fmt.Fprintf(&out, "%-*s %+6.0f %+6.0f %+6.0f %6d\n", width, r.Player, r.Elo, r.Low, r.High, r.Games)
+		fmt.Fprintf(&out, "%-*s %+6.0f %+6.0f %+6.0f %6d  %s\n", width, r.Player, r.Elo, r.Low, r.High, r.Games, scores[r.Player].Counts())
 	}
 	_, err = io.out.Write([]byte(out.String()))
 	return err

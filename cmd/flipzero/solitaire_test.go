@@ -52,7 +52,7 @@ func TestArenaSolitaire(t *testing.T) {
 			t.Errorf("%s: mean %v outside [%v, %v] or the score's range", name, mean, low, high)
 		}
 	}
-	diff := regexp.MustCompile(`^mcts:20 minus (\S+): [+-]\d+\.\d+ \[[+-]\d+\.\d+, [+-]\d+\.\d+\] per deal, paired over 12 deals; ahead in (\d+), level in (\d+), behind in (\d+)$`)
+	diff := regexp.MustCompile(`^mcts:20 minus (\S+): [+-]\d+\.\d+ \[[+-]\d+\.\d+, [+-]\d+\.\d+\] per deal, paired over 12 deals; deal by deal W-D-L (\d+)-(\d+)-(\d+) \(ahead, level, behind\)$`)
 	for i, other := range []string{"greedy", "random"} {
 		m := diff.FindStringSubmatch(lines[4+i])
 		if m == nil || m[1] != other {
