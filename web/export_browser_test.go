@@ -286,7 +286,7 @@ func TestBrowserExportedPage(t *testing.T) {
 	choose(t, ctx, "strength", "s1")
 	waitIdle(t, ctx)
 	status, v, msg := pageRequest(t, ctx, "POST", "api/hint", nil)
-	if status != play.StatusOK || v.Strength.Seconds != 1 || v.Hint == nil || v.Hint.Seconds < 1 || v.Hint.Seconds > 30 {
+	if status != play.StatusOK || v.Strength.Seconds != 1 || v.Hint == nil || v.Hint.Seconds < 1 {
 		t.Errorf("a hint at 1 s a move: %d %s, strength %+v, hint %+v", status, msg, v.Strength, v.Hint)
 	}
 }

@@ -70,8 +70,11 @@ func start(boot js.Value) (*play.Session, error) {
 	inf := &jsInference{
 		evaluate: boot.Get("evaluate"),
 		size:     planes * h * w, actions: g.ActionSpace(), maxBatch: p.Search.LeavesPerTree,
-		done: make(chan jsResult, 1),
+		done:      make(chan jsResult, 1),
+		uint8View: js.Global().Get("Uint8Array"),
 	}
+	inf.input = js.Global().Get("Float32Array").New(inf.maxBatch * inf.size)
+	inf.inputBytes = inf.byteView(inf.input)
 	inf.onResult = js.FuncOf(func(this js.Value, args []js.Value) any {
 		inf.done <- jsResult{value: args[0]}
 		return nil
@@ -95,6 +98,9 @@ type jsInference struct {
 	onResult, onError js.Func
 	done              chan jsResult
 	logits, wdl       []float32
+	// input holds a batch's positions for ONNX Runtime, inputBytes is
+	// its bytes; uint8View is the Uint8Array constructor.
+	input, inputBytes, uint8View js.Value
 }
 
 type jsResult struct {
@@ -111,36 +117,35 @@ func (j *jsInference) Forward(inputs []float32, count int) (logits, wdl []float3
 	if count < 1 || count > j.maxBatch || len(inputs) != count*j.size {
 		return nil, nil, fmt.Errorf("forward: %d positions of %d values, want 1 to %d of %d", count, len(inputs), j.maxBatch, j.size)
 	}
-	in := js.Global().Get("Float32Array").New(len(inputs))
-	js.CopyBytesToJS(byteView(in), floatBytes(inputs))
-	j.evaluate.Invoke(in, count).Call("then", j.onResult, j.onError)
+	js.CopyBytesToJS(j.inputBytes, floatBytes(inputs))
+	j.evaluate.Invoke(j.input.Call("subarray", 0, len(inputs)), count).Call("then", j.onResult, j.onError)
 	r := <-j.done
 	if r.err != nil {
 		return nil, nil, fmt.Errorf("onnxruntime: %w", r.err)
 	}
 	logits, wdl = j.logits[:count*j.actions], j.wdl[:count*3]
-	if err := copyOut(r.value.Get("policy"), logits, "policy"); err != nil {
+	if err := j.copyOut(r.value.Get("policy"), logits, "policy"); err != nil {
 		return nil, nil, err
 	}
-	if err := copyOut(r.value.Get("wdl"), wdl, "wdl"); err != nil {
+	if err := j.copyOut(r.value.Get("wdl"), wdl, "wdl"); err != nil {
 		return nil, nil, err
 	}
 	return logits, wdl, nil
 }
 
 // copyOut copies a Float32Array of the network's output into dst.
-func copyOut(src js.Value, dst []float32, name string) error {
-	if src.IsUndefined() || src.Get("length").Int() != len(dst) {
+func (j *jsInference) copyOut(src js.Value, dst []float32, name string) error {
+	if src.Type() != js.TypeObject || src.Get("length").Int() != len(dst) {
 		return fmt.Errorf("onnxruntime: output %s holds %v values, want %d", name, src.Get("length"), len(dst))
 	}
-	js.CopyBytesToGo(floatBytes(dst), byteView(src))
+	js.CopyBytesToGo(floatBytes(dst), j.byteView(src))
 	return nil
 }
 
 // byteView is a Uint8Array over a typed array's bytes, which
 // js.CopyBytesTo* take.
-func byteView(a js.Value) js.Value {
-	return js.Global().Get("Uint8Array").New(a.Get("buffer"), a.Get("byteOffset"), a.Get("byteLength"))
+func (j *jsInference) byteView(a js.Value) js.Value {
+	return j.uint8View.New(a.Get("buffer"), a.Get("byteOffset"), a.Get("byteLength"))
 }
 
 // floatBytes is the memory of f as bytes: WebAssembly is little-endian,
