@@ -149,9 +149,13 @@ func Pretrain(ctx context.Context, opts PretrainOptions) error {
 	if err != nil {
 		return err
 	}
-	eval, err := loadHeldOut(ctx, cfg, g, logf)
-	if err != nil {
-		return err
+	// The config's held-out records measure a run's generations: a
+	// model file alone has none.
+	var eval *heldOut
+	if opts.RunDir != "" {
+		if eval, err = loadHeldOut(ctx, cfg, g, logf); err != nil {
+			return err
+		}
 	}
 	var run runfolder.Folder
 	if opts.RunDir != "" {
@@ -164,7 +168,7 @@ func Pretrain(ctx context.Context, opts PretrainOptions) error {
 			if err != nil {
 				return err
 			}
-			logf("the window of %s (%d shards) is the run's first window", opts.FromRun, n)
+			logf("the window of %s (%d shard files) is the run's first window", opts.FromRun, n)
 		}
 	}
 	if opts.Started != nil {
