@@ -107,7 +107,9 @@ type ExportOptions struct {
 	// Human is the person's side in the first game ("" for the first
 	// player's).
 	Human string
-	Seed  uint64
+	// Seed fixes the deals of a game with chance events (0: each visit
+	// deals anew).
+	Seed uint64
 	// Version is the flipzero that writes the page.
 	Version string
 }

@@ -30,7 +30,7 @@ func addWebExportFlags(fs *flagSet) webExportFlags {
 		seconds:  fs.Float64("seconds", 0, "with --web: the page's search time per decision in seconds, instead of --playouts"),
 		search:   fs.String("search", "", "with --web: search settings over the play defaults, as in a config's search section: 'mode: gumbel'"),
 		as:       fs.String("as", "", "with --web: the person's side in the first game (default: the side that moves first)"),
-		seed:     fs.Uint64("seed", 0, "with --web: seed of the deals of a game with chance events (default 0)"),
+		seed:     fs.Uint64("seed", 0, "with --web: seed of the deals of a game with chance events (default 0: drawn in the page from its clock, new deals each visit)"),
 	}
 }
 

@@ -42,7 +42,8 @@ type Page struct {
 	Strength *Strength    `json:"strength,omitempty"`
 	Search   *mcts.Config `json:"search,omitempty"`
 	Human    string       `json:"human,omitempty"`
-	// Seed fixes the deals of a game with chance events.
+	// Seed fixes the deals of a game with chance events; 0 draws them
+	// from the clock of the page's engine, so that each visit deals anew.
 	Seed uint64 `json:"seed,omitempty"`
 	// Version is the flipzero that wrote the page.
 	Version string `json:"version,omitempty"`
@@ -100,6 +101,9 @@ func PageSession(p Page, g env.Game, inf nn.Inference) (*Session, error) {
 	opts, err := p.Options()
 	if err != nil {
 		return nil, err
+	}
+	if opts.Seed == 0 {
+		opts.Seed = uint64(time.Now().UnixNano())
 	}
 	eval, err := nn.NewBatchEvaluator(g, inf)
 	if err != nil {
