@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
 	"github.com/flipzero/flipzero/mcts"
 	"github.com/flipzero/flipzero/nn"
@@ -204,25 +205,19 @@ func exportPage(g env.Game, m ExportModel, o ExportOptions) (play.Page, error) {
 		Engine: play.EnginePage, Game: g.Name(), Model: modelFile, Input: []int{planes, h, w},
 		Network: network, Strength: &strength, Search: &search, Human: o.Human, Seed: o.Seed, Version: o.Version,
 	}
-	// The engine in the page reads it with the same checks.
+	// The page's engine reads it with the same checks, and knows the
+	// games built into flipzero, not a program's own.
+	if _, err := games.Builtin().ByName(g.Name()); err != nil {
+		return play.Page{}, fmt.Errorf("web page: the page's engine plays the built-in games: %w", err)
+	}
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return play.Page{}, fmt.Errorf("web page: %w", err)
 	}
-	if _, _, err := play.ReadPage(raw, oneGame{g}); err != nil {
+	if _, _, err := play.ReadPage(raw, games.Builtin()); err != nil {
 		return play.Page{}, fmt.Errorf("web page: %w", err)
 	}
 	return p, nil
-}
-
-// oneGame is a registry of the one game being exported.
-type oneGame struct{ g env.Game }
-
-func (o oneGame) ByName(name string) (env.Game, error) {
-	if name != o.g.Name() {
-		return nil, fmt.Errorf("unknown game %q", name)
-	}
-	return o.g, nil
 }
 
 // CheckExportFolder says whether dir can take an export: a missing
