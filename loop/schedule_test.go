@@ -20,7 +20,7 @@ func TestLoopScheduleInMinutesCountsTheWholeRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(raw), "{step: 1500, rate: 0.005}", "{minute: 1000, rate: 0.005}", 1)
+	text := strings.Replace(string(raw), "{step: 400, rate: 0.005}\n    - {step: 800, rate: 0.001}", "{minute: 1000, rate: 0.005}", 1)
 	if text == string(raw) {
 		t.Fatal("the tiny config has no second learning-rate entry to replace")
 	}
