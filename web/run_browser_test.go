@@ -510,3 +510,30 @@ func tileText(t *testing.T, ctx context.Context, name string) [2]string {
 	}
 	return [2]string{got[0], got[1]}
 }
+
+// TestBrowserRunSaysHowToRate: in a run whose config leaves the arena
+// off, as the shipped Othello config does, the rating tile and chart say
+// how a generation gets rated instead of a bare dash.
+func TestBrowserRunSaysHowToRate(t *testing.T) {
+	ctx := browser(t)
+	dir := newRunFolder(t, "othello")
+	if err := loop.AppendMetrics(dir.Metrics(), loop.GenerationMetrics{Generation: 1, Games: 128, Positions: 7000, Window: 7000,
+		Steps: 68, Step: 68, PolicyLoss: 3.1, ValueLoss: 1.0, Best: 1}); err != nil {
+		t.Fatal(err)
+	}
+	srv := runServer(t, dir)
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`body[data-generation="1"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	if got := tileText(t, ctx, "Rating"); got[0] != "—" || !strings.Contains(got[1], "flipzero arena --run") {
+		t.Errorf("the rating tile shows %q, want a dash and how to rate", got)
+	}
+	var got string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.querySelector("#chart-rating text.empty").textContent`, &got)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "arena.games") || !strings.Contains(got, "flipzero arena --run") {
+		t.Errorf("the rating chart says %q, want both ways to rate", got)
+	}
+}

@@ -230,7 +230,8 @@ function drawCharts(ms) {
   drawLoss(ms);
   chart("chart-rating", [
     { name: "Elo", color: COLORS.rating, points: ms.filter((m) => num(m.rating) !== null).map((m) => [m.generation, m.rating]) },
-  ], { empty: "no ratings: the arena is off (arena.games in the config)", tipFormat: (v) => v.toFixed(0) });
+  ], { empty: arenaOff() ? "no ratings: the arena is off (arena.games in the config); rate a checkpoint with flipzero arena --run" : "no ratings yet: each generation is rated after its arena",
+    tipFormat: (v) => v.toFixed(0) });
   drawAgreement(ms);
   chart("chart-evals", [
     { name: "evaluations/s", color: COLORS.evals, points: ms.filter((m) => num(m.evals_per_s) > 0).map((m) => [m.generation, m.evals_per_s]) },
@@ -349,12 +350,29 @@ function drawTiles() {
     rateTile(m, ms),
     tile("Policy loss", m && m.steps > 0 ? fmt(m.policy_loss) : "—", m && m.steps > 0 ? "value loss " + fmt(m.value_loss)
       + (num(m.policy_surprise) !== null ? ", surprise " + m.policy_surprise.toFixed(3) : "") : ""),
-    tile("Rating", m && num(m.rating) !== null ? m.rating.toFixed(0) : "—", m && m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo"),
+    ratingTile(m),
     tile("Games", fmt(games), m && num(m.score) !== null ? `last: mean score ${m.score.toFixed(2)}`
       : m && m.results ? `last: first player ${wdl(m.results[0], m.results[2], m.results[1])}` : ""),
     tile("Run time", m ? duration(m.run_seconds) : "—", m ? "learning rate " + fmt(m.learning_rate) : ""),
   ];
   $("tiles").replaceChildren(...tiles);
+}
+
+// arenaOff says that the run's config measures no generation, as the
+// shipped configs but tic-tac-toe's: ratings then come from matches
+// added with flipzero arena --run.
+function arenaOff() {
+  const a = run.settings.find((s) => s.name === "arena");
+  return !!a && a.value === "off";
+}
+
+// ratingTile shows the newest generation's Elo, or how to get one.
+function ratingTile(m) {
+  if (m && num(m.rating) !== null) {
+    return tile("Rating", (Math.round(m.rating) || 0).toFixed(0), m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo");
+  }
+  if (arenaOff()) return tile("Rating", "—", "arena off: rate with flipzero arena --run, see Matches");
+  return tile("Rating", "—", m ? "Elo" : "after the first generation's arena");
 }
 
 // rateTile shows self-play's last measured rate: a generation whose
