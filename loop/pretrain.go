@@ -15,6 +15,7 @@ import (
 
 	"github.com/flipzero/flipzero/data"
 	"github.com/flipzero/flipzero/env"
+	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/internal/atomicfile"
 	"github.com/flipzero/flipzero/internal/progress"
 	"github.com/flipzero/flipzero/nn"
@@ -132,7 +133,7 @@ func Pretrain(ctx context.Context, opts PretrainOptions) error {
 		}
 	}
 	if opts.Games == nil {
-		opts.Games = LoopOptions{}.withDefaults().Games
+		opts.Games = games.Builtin()
 	}
 	if err := opts.check(); err != nil {
 		return err
@@ -152,13 +153,11 @@ func Pretrain(ctx context.Context, opts PretrainOptions) error {
 	// The config's held-out records measure a run's generations: a
 	// model file alone has none.
 	var eval *heldOut
+	var run runfolder.Folder
 	if opts.RunDir != "" {
 		if eval, err = loadHeldOut(ctx, cfg, g, logf); err != nil {
 			return err
 		}
-	}
-	var run runfolder.Folder
-	if opts.RunDir != "" {
 		run = runfolder.Folder(opts.RunDir)
 		if _, err := prepareRun(run, LoopOptions{ConfigPath: opts.configPath(), Games: opts.Games}); err != nil {
 			return err
@@ -176,13 +175,6 @@ func Pretrain(ctx context.Context, opts PretrainOptions) error {
 	}
 	p := pretraining{opts: opts, cfg: cfg, game: g, src: src, eval: eval, run: run, begun: begun, logf: logf}
 	return p.start(ctx)
-}
-
-// withDefaults is the options with the built-in games where none are
-// given.
-func (o LoopOptions) withDefaults() LoopOptions {
-	o.defaults()
-	return o
 }
 
 // check refuses options that cannot be pretrained.
