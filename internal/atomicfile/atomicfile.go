@@ -15,8 +15,8 @@ import (
 )
 
 // Write creates path through write: the bytes go to a temporary file in
-// the same folder, which is synced, closed and renamed over path; then
-// the folder is synced so the rename itself survives a crash. The file
+// the same folder, which is synced, closed and renamed over path, the
+// rename itself made to survive a crash (replace). The file
 // gets the usual mode, 0666 less the umask (0644 under umask 022), as
 // any file a program creates.
 func Write(path string, write func(w io.Writer) error) (err error) {
@@ -44,10 +44,7 @@ func Write(path string, write func(w io.Writer) error) (err error) {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", path, err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
-	}
-	return syncDir(dir)
+	return replace(tmp.Name(), path)
 }
 
 // createTemp creates a new file prefix+random in dir with mode 0666, which
@@ -99,16 +96,4 @@ func WriteBytes(path string, data []byte) error {
 		_, err := w.Write(data)
 		return err
 	})
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync folder %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync folder %s: %w", dir, err)
-	}
-	return nil
 }
