@@ -18,6 +18,7 @@ import (
 
 	"github.com/flipzero/flipzero/loop"
 	"github.com/flipzero/flipzero/nn"
+	"github.com/flipzero/flipzero/nn/cpu"
 )
 
 // command is one subcommand.
@@ -77,6 +78,7 @@ func main() {
 func run(ctx context.Context, args []string, io stdio) int {
 	if len(args) > 0 && (args[0] == "version" || args[0] == "--version" || args[0] == "-version") {
 		fmt.Fprintln(io.out, versionLine())
+		fmt.Fprintln(io.out, cpuLine())
 		return 0
 	}
 	if len(args) == 2 && args[0] == "help" {
@@ -145,6 +147,26 @@ func versionLine() string {
 		}
 	}
 	return formatVersion(version, revision, modified)
+}
+
+// cpuLine says what the CPU backend runs on this machine: the
+// convolution's kernels for this CPU (--device cpu's, and cpu-fp32's
+// where they differ) and the matrix-multiply library found (OpenBLAS
+// where it is installed, else gonum's pure Go).
+func cpuLine() string {
+	return fmt.Sprintf("cpu backend: convolutions %s; BLAS %s", cpuConvolutions(), cpu.BLASInfo())
+}
+
+func cpuConvolutions() string {
+	fast, float32s := cpu.FastBackend().Name(), cpu.Backend().Name()
+	if fast == float32s {
+		return cpu.ConvInfo()
+	}
+	conv := cpu.ConvInfo()
+	if c, ok := cpu.FastBackend().(interface{ ConvInfo() string }); ok {
+		conv = c.ConvInfo() + ", in float32 (cpu-fp32) " + cpu.ConvInfo()
+	}
+	return conv
 }
 
 // formatVersion is versionLine from what the build recorded.

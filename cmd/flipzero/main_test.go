@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/flipzero/flipzero/nn/cpu"
 )
 
 // runCLI runs a command line in-process and returns its exit status,
@@ -114,8 +116,14 @@ func TestHelpCommand(t *testing.T) {
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		code, out, _ := runCLI(t, "", args...)
-		if code != 0 || !strings.HasPrefix(out, "flipzero ") || strings.Count(out, "\n") != 1 || !strings.Contains(out, runtime.Version()) {
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if code != 0 || len(lines) != 2 || !strings.HasPrefix(lines[0], "flipzero ") || !strings.Contains(lines[0], runtime.Version()) {
 			t.Errorf("%v: exit %d, output %q", args, code, out)
+			continue
+		}
+		// The second line names the kernels and the BLAS this machine runs.
+		if !strings.HasPrefix(lines[1], "cpu backend: convolutions ") || !strings.Contains(lines[1], cpu.ConvInfo()) || !strings.HasSuffix(lines[1], "; BLAS "+cpu.BLASInfo()) {
+			t.Errorf("%v: second line %q, want the CPU's kernels (%s) and BLAS (%s)", args, lines[1], cpu.ConvInfo(), cpu.BLASInfo())
 		}
 	}
 }
