@@ -49,22 +49,19 @@ func TestKernelsGenerated(t *testing.T) {
 // largest batch, for emulated CPUs (qemu), keeping a width of each
 // number of groups of every set.
 func TestDirectMatchesIm2row(t *testing.T) {
-	if len(directArchs()) == 0 {
-		t.Skip("no direct convolution kernels for this CPU: the network convolves by im2row here")
-	}
 	filterCounts, batches := []int{8, 12, 16, 24, 32, 40, 64, 80, 128}, []int{1, 5, 32}
 	if testing.Short() {
 		filterCounts, batches = []int{8, 12, 24, 40, 64}, []int{1, 5}
 	}
-	for _, arch := range directArchs() {
+	forEachFloat32Set(t, func(t *testing.T, arch directArch) {
 		for _, filters := range filterCounts {
 			for _, batch := range batches {
-				t.Run(fmt.Sprintf("%s/filters%d/batch%d", arch.name, filters, batch), func(t *testing.T) {
+				t.Run(fmt.Sprintf("filters%d/batch%d", filters, batch), func(t *testing.T) {
 					testDirectMatchesIm2row(t, arch, filters, batch)
 				})
 			}
 		}
-	}
+	})
 }
 
 func testDirectMatchesIm2row(t *testing.T, arch directArch, filters, batch int) {

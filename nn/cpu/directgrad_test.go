@@ -15,10 +15,6 @@ import (
 // channel groups, batches that end inside a group of images, one core
 // and several, and again after the shapes change under the same buffers.
 func TestDirectWeightGrad(t *testing.T) {
-	archs := directArchs()
-	if len(archs) == 0 {
-		t.Skip("this CPU has no direct convolution kernels")
-	}
 	cases := []struct{ height, width, kernel, in, out, batch, workers int }{
 		{8, 8, 3, 64, 64, 16, 1},
 		{8, 8, 3, 64, 64, 19, 2},
@@ -31,10 +27,10 @@ func TestDirectWeightGrad(t *testing.T) {
 		{8, 8, 1, 64, 33, 4, 1},
 		{11, 11, 1, 3, 1, 5, 2},
 	}
-	for _, arch := range archs {
+	forEachFloat32Set(t, func(t *testing.T, arch directArch) {
 		var d directWeightGrad
 		for i, c := range cases {
-			name := fmt.Sprintf("%s/%dx%d/k%d/%dto%d/batch%d/workers%d", arch.name, c.height, c.width, c.kernel, c.in, c.out, c.batch, c.workers)
+			name := fmt.Sprintf("%dx%d/k%d/%dto%d/batch%d/workers%d", c.height, c.width, c.kernel, c.in, c.out, c.batch, c.workers)
 			t.Run(name, func(t *testing.T) {
 				g := convGeom{name: "conv", kernel: c.kernel, in: c.in, out: c.out, height: c.height, width: c.width}
 				rng := rand.New(rand.NewPCG(uint64(i), 11))
@@ -55,7 +51,7 @@ func TestDirectWeightGrad(t *testing.T) {
 				}
 			})
 		}
-	}
+	})
 }
 
 // weightGradRef is the weight gradient (out, in, kernel, kernel) of a

@@ -92,16 +92,27 @@ type convPath struct {
 	name   string
 	arch   directArch
 	direct bool
+	set    kernelSet // of a direct path
 }
 
-// convPaths are the ways to convolve that this machine runs: im2row
-// everywhere, each direct kernel set the CPU has.
+// convPaths are the evaluator's ways to convolve: im2row, and each
+// float32 kernel set of the architecture (skipUnlessRun skips those the
+// CPU lacks).
 func convPaths() []convPath {
 	paths := []convPath{{name: "im2row"}}
-	for _, arch := range directArchs() {
-		paths = append(paths, convPath{"direct " + arch.name, arch, true})
+	for _, set := range float32Sets {
+		paths = append(paths, convPath{"direct " + set.arch.name, set.arch, true, set})
 	}
 	return paths
+}
+
+// skipUnlessRun skips t, saying why, where the path is a kernel set this
+// CPU lacks.
+func (p convPath) skipUnlessRun(t *testing.T) {
+	t.Helper()
+	if p.direct {
+		p.set.skipUnlessRun(t)
+	}
 }
 
 // TestEvaluatorMatchesGorgonia checks the fast forward pass, both ways
@@ -126,29 +137,32 @@ func TestEvaluatorMatchesGorgonia(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, path := range convPaths() {
-				ev, err := newEvaluator(n.Fold(), 8, path.arch, path.direct)
-				if err != nil {
-					t.Fatal(err)
-				}
-				logits, wdl, err := ev.Forward(inputs, count)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if d := maxAbsDiff(logits, wantLogits); d > 1e-4 || len(logits) != len(wantLogits) {
-					t.Errorf("%s: policy logits differ by %g (len %d vs %d)", path.name, d, len(logits), len(wantLogits))
-				}
-				if d := maxAbsDiff(wdl, wantWDL); d > 1e-4 || len(wdl) != len(wantWDL) {
-					t.Errorf("%s: value probabilities differ by %g", path.name, d)
-				}
-				// Both against the definition written as plain loops.
-				size := len(inputs) / count
-				naiveLogits, naiveWDL := naiveForward(n, inputs[:size])
-				if d := maxAbsDiff(naiveLogits, logits[:len(naiveLogits)]); d > 1e-4 {
-					t.Errorf("%s: policy logits differ from the plain-loop definition by %g", path.name, d)
-				}
-				if d := maxAbsDiff(naiveWDL, wdl[:3]); d > 1e-4 {
-					t.Errorf("%s: value probabilities differ from the plain-loop definition by %g", path.name, d)
-				}
+				t.Run(path.name, func(t *testing.T) {
+					path.skipUnlessRun(t)
+					ev, err := newEvaluator(n.Fold(), 8, path.arch, path.direct)
+					if err != nil {
+						t.Fatal(err)
+					}
+					logits, wdl, err := ev.Forward(inputs, count)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d := maxAbsDiff(logits, wantLogits); d > 1e-4 || len(logits) != len(wantLogits) {
+						t.Errorf("%s: policy logits differ by %g (len %d vs %d)", path.name, d, len(logits), len(wantLogits))
+					}
+					if d := maxAbsDiff(wdl, wantWDL); d > 1e-4 || len(wdl) != len(wantWDL) {
+						t.Errorf("%s: value probabilities differ by %g", path.name, d)
+					}
+					// Both against the definition written as plain loops.
+					size := len(inputs) / count
+					naiveLogits, naiveWDL := naiveForward(n, inputs[:size])
+					if d := maxAbsDiff(naiveLogits, logits[:len(naiveLogits)]); d > 1e-4 {
+						t.Errorf("%s: policy logits differ from the plain-loop definition by %g", path.name, d)
+					}
+					if d := maxAbsDiff(naiveWDL, wdl[:3]); d > 1e-4 {
+						t.Errorf("%s: value probabilities differ from the plain-loop definition by %g", path.name, d)
+					}
+				})
 			}
 			spread := 0.0
 			for _, v := range wantLogits {

@@ -1,0 +1,6 @@
+//go:build !amd64 && !arm64
+
+package cpu
+
+// float32Sets: no direct kernels on this architecture.
+var float32Sets []kernelSet

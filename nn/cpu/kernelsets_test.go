@@ -1,0 +1,41 @@
+package cpu
+
+import (
+	"runtime"
+	"testing"
+)
+
+// kernelSet is a kernel set of this architecture and what the CPU needs
+// to run it.
+type kernelSet struct {
+	arch  directArch
+	needs string
+}
+
+// forEachFloat32Set runs f in a subtest for each float32 kernel set of
+// this architecture. A set this CPU cannot run is skipped, saying which
+// instructions it lacks, so that a run on a smaller CPU shows what it
+// left untested rather than passing silently.
+func forEachFloat32Set(t *testing.T, f func(t *testing.T, arch directArch)) {
+	if len(float32Sets) == 0 {
+		t.Skipf("no direct kernels for %s: the network convolves by im2row there", runtime.GOARCH)
+	}
+	for _, set := range float32Sets {
+		t.Run(set.arch.name, func(t *testing.T) {
+			set.skipUnlessRun(t)
+			f(t, set.arch)
+		})
+	}
+}
+
+// skipUnlessRun skips t, saying which instructions the CPU lacks, where
+// it does not run the set.
+func (set kernelSet) skipUnlessRun(t *testing.T) {
+	t.Helper()
+	for _, a := range directArchs() {
+		if a.name == set.arch.name {
+			return
+		}
+	}
+	t.Skipf("this CPU has no %s: the %s kernels are not run here", set.needs, set.arch.name)
+}
