@@ -57,8 +57,8 @@ func testNewInt8Conv(t *testing.T, byteWeights int) {
 // a position of zeros stays zero), each value within half a scale of
 // (its byte − the zero point) × the scale, the zero point written into
 // the position's padding, the pixels neither listed nor padding
-// untouched — and the assembly this CPU runs (AVX-512 over channels in
-// sixteens, AVX2 in eights) writes what the Go loops do.
+// untouched. These hold of whichever loops run (the assembly this CPU
+// has, or Go's); TestPixelLoopsAssembly compares the assembly with Go's.
 func TestQuantizePixels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for _, signed := range []bool{false, true} {
@@ -95,20 +95,6 @@ func testQuantizePixels(t *testing.T, rng *rand.Rand, signed bool, channels int)
 	}
 	q := quantized{bytes(), make([]float32, pixels), make([]float32, pixels)}
 	quantizePixels(q, src, pix, cells, channels, border, cells, signed)
-	goBytes := bytes() // the Go loops alone
-	for first := 0; first < len(pix); first += cells {
-		pos := pix[first : first+cells]
-		lo, hi := rangePixelsGo(src, pos, channels)
-		if !signed {
-			lo = 0
-		}
-		var inv float32
-		if hi > lo {
-			inv = 255 / (hi - lo)
-		}
-		zp := int32(math.RoundToEven(float64(-lo * inv)))
-		quantPixelsGo(goBytes, src, pos, channels, inv, zp)
-	}
 	name := fmt.Sprintf("signed %v, channels %d", signed, channels)
 	for i, p := range pix {
 		s, zp, off := q.scale[p], 0.0, 0.0
@@ -124,9 +110,6 @@ func testQuantizePixels(t *testing.T, rng *rand.Rand, signed bool, channels int)
 		}
 		for j := range channels {
 			k := int(p)*channels + j
-			if q.bytes[k] != goBytes[k] {
-				t.Fatalf("%s, pixel %d, channel %d: %v is byte %d, the Go loop's %d", name, p, j, src[k], q.bytes[k], goBytes[k])
-			}
 			if d := math.Abs((float64(q.bytes[k])-zp)*float64(s) - float64(src[k])); d > 0.5*float64(s)*(1+1e-5) {
 				t.Fatalf("%s, pixel %d, channel %d: %v is (byte %d − %g) × %g, off by %g", name, p, j, src[k], q.bytes[k], zp, s, d)
 			}
@@ -154,30 +137,6 @@ func testQuantizePixels(t *testing.T, rng *rand.Rand, signed bool, channels int)
 	}
 }
 
-// int8KernelSets lists every int8 kernel set, with whether this CPU runs
-// it: the tests of those it lacks say so and skip.
-func int8KernelSets() []struct {
-	arch directArch
-	has  bool
-} {
-	runs := directInt8Archs()
-	var sets []struct {
-		arch directArch
-		has  bool
-	}
-	for _, arch := range []directArch{archAVX512VNNI, archAVXVNNI, archAVX2Int8} {
-		has := false
-		for _, r := range runs {
-			has = has || r == arch
-		}
-		sets = append(sets, struct {
-			arch directArch
-			has  bool
-		}{arch, has})
-	}
-	return sets
-}
-
 // TestInt8KernelsMatchIntegerSums: each int8 kernel set computes each
 // output as the exact integer sum of its byte products (less the zero
 // point from each input, where there is one) × its channel's weight
@@ -188,27 +147,22 @@ func int8KernelSets() []struct {
 // extremes (every input 255, every weight ±byteWeights: AVX2's int16
 // pairs at their largest).
 func TestInt8KernelsMatchIntegerSums(t *testing.T) {
-	for _, set := range int8KernelSets() {
-		t.Run(set.arch.name, func(t *testing.T) {
-			if !set.has {
-				t.Skipf("this CPU has no %s: its kernels are not run", set.arch.name)
-			}
-			for _, size := range []int{8, 11} {
-				for _, filters := range []int{8, 16, 24, 32, 40, 64, 80, 128} {
-					for _, batch := range []int{1, 5, 32} {
-						for _, extreme := range []bool{false, true} {
-							if extreme && batch != 5 {
-								continue
-							}
-							t.Run(fmt.Sprintf("%dx%d/filters%d/batch%d/extreme=%v", size, size, filters, batch, extreme), func(t *testing.T) {
-								testInt8Kernels(t, set.arch, size, filters, batch, extreme)
-							})
+	forEachInt8Set(t, func(t *testing.T, arch directArch) {
+		for _, size := range []int{8, 11} {
+			for _, filters := range []int{8, 16, 24, 32, 40, 64, 80, 128} {
+				for _, batch := range []int{1, 5, 32} {
+					for _, extreme := range []bool{false, true} {
+						if extreme && batch != 5 {
+							continue
 						}
+						t.Run(fmt.Sprintf("%dx%d/filters%d/batch%d/extreme=%v", size, size, filters, batch, extreme), func(t *testing.T) {
+							testInt8Kernels(t, arch, size, filters, batch, extreme)
+						})
 					}
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 func testInt8Kernels(t *testing.T, arch directArch, size, filters, batch int, extreme bool) {
@@ -358,38 +312,33 @@ const int8Tolerance = 0.15
 // positions: the policies and values agree within int8Tolerance, and
 // differ from float32's, which shows the int8 kernels ran.
 func TestInt8EvaluatorAgreesWithFloat32(t *testing.T) {
-	for _, set := range int8KernelSets() {
-		t.Run(set.arch.name, func(t *testing.T) {
-			if !set.has {
-				t.Skipf("this CPU has no %s: its kernels are not run", set.arch.name)
+	forEachInt8Set(t, func(t *testing.T, arch directArch) {
+		for _, tg := range testGames(t) {
+			for _, pooling := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/pooling=%v", tg.game.Name(), pooling), func(t *testing.T) {
+					cfg := nn.DefaultConfig(tg.game)
+					cfg.GlobalPooling = pooling
+					n, err := nn.New(tg.game, cfg, 11)
+					if err != nil {
+						t.Fatal(err)
+					}
+					perturbBatchNorm(n, 5)
+					const count = 7
+					inputs := encodeAll(tg.states(count, 21))
+					forward := func(a directArch) []float32 { return probabilities(t, n, a, inputs, count) }
+					want, got := forward(arch.forTraining()), forward(arch)
+					d := maxAbsDiff(want, got)
+					t.Logf("largest difference of a probability: %.2g", d)
+					if d > int8Tolerance {
+						t.Errorf("int8 moves a probability by %g, more than %g", d, int8Tolerance)
+					}
+					if maxAbsDiff(got, want) == 0 {
+						t.Error("int8 inference gives float32's results exactly: the int8 kernels did not run")
+					}
+				})
 			}
-			for _, tg := range testGames(t) {
-				for _, pooling := range []bool{false, true} {
-					t.Run(fmt.Sprintf("%s/pooling=%v", tg.game.Name(), pooling), func(t *testing.T) {
-						cfg := nn.DefaultConfig(tg.game)
-						cfg.GlobalPooling = pooling
-						n, err := nn.New(tg.game, cfg, 11)
-						if err != nil {
-							t.Fatal(err)
-						}
-						perturbBatchNorm(n, 5)
-						const count = 7
-						inputs := encodeAll(tg.states(count, 21))
-						forward := func(a directArch) []float32 { return probabilities(t, n, a, inputs, count) }
-						want, got := forward(set.arch.forTraining()), forward(set.arch)
-						d := maxAbsDiff(want, got)
-						t.Logf("largest difference of a probability: %.2g", d)
-						if d > int8Tolerance {
-							t.Errorf("int8 moves a probability by %g, more than %g", d, int8Tolerance)
-						}
-						if maxAbsDiff(got, want) == 0 {
-							t.Error("int8 inference gives float32's results exactly: the int8 kernels did not run")
-						}
-					})
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // TestInt8Choice: the fast backend's evaluators take the int8 kernels

@@ -4,3 +4,6 @@ package cpu
 
 // float32Sets: no direct kernels on this architecture.
 var float32Sets []kernelSet
+
+// int8Sets: no int8 kernels on this architecture.
+var int8Sets []kernelSet

@@ -28,11 +28,25 @@ func forEachFloat32Set(t *testing.T, f func(t *testing.T, arch directArch)) {
 	}
 }
 
+// forEachInt8Set runs f in a subtest for each int8 kernel set of this
+// architecture, as forEachFloat32Set does.
+func forEachInt8Set(t *testing.T, f func(t *testing.T, arch directArch)) {
+	if len(int8Sets) == 0 {
+		t.Skipf("no int8 kernels for %s: the network evaluates in float32 there", runtime.GOARCH)
+	}
+	for _, set := range int8Sets {
+		t.Run(set.arch.name, func(t *testing.T) {
+			set.skipUnlessRun(t)
+			f(t, set.arch)
+		})
+	}
+}
+
 // skipUnlessRun skips t, saying which instructions the CPU lacks, where
 // it does not run the set.
 func (set kernelSet) skipUnlessRun(t *testing.T) {
 	t.Helper()
-	for _, a := range directArchs() {
+	for _, a := range append(directArchs(), directInt8Archs()...) {
 		if a.name == set.arch.name {
 			return
 		}
