@@ -195,9 +195,8 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				lost := ""
-				if st := status.current(); local != nil && st.Phase == PhaseSelfPlay && !local.reuses(gen) {
-					moves, _, _ := local.progress(gen)
-					lost = lostMoves(gen, moves, "")
+				if local != nil {
+					lost = local.lostAtStop(gen, status.current().Phase)
 				}
 				logf("stopped during generation %d%s; the run resumes from generation %d", gen, lost, gen-1)
 				return nil
@@ -285,6 +284,28 @@ func noLossToPerfectPlay(baseline string, r [3]int) string {
 		return ""
 	}
 	return fmt.Sprintf(": no loss to perfect play in %d games", r[0]+r[1]+r[2])
+}
+
+// lostAtStop says what a stop during generation gen lost of self-play:
+// the moves of its own games, stopped while it played them, or of the
+// next generation's, played ahead while it trained or was measured.
+// Games an earlier invocation saved are not lost.
+func (s *localSelfPlay) lostAtStop(gen int, phase string) string {
+	if phase == PhaseSelfPlay {
+		if s.reuses(gen) {
+			return ""
+		}
+		moves, _, _ := s.progress(gen)
+		return lostMoves(gen, moves, "")
+	}
+	if s.ahead == 0 || s.reuses(gen+1) {
+		return ""
+	}
+	if moves, _, _ := s.progress(gen + 1); moves > 0 {
+		return fmt.Sprintf(", while generation %d's games were played ahead; their %d moves are lost: a generation's games are saved only together, once all have ended",
+			gen+1, moves)
+	}
+	return ""
 }
 
 // lostMoves says that generation gen's self-play stopped after

@@ -362,6 +362,45 @@ func TestStoppedSelfPlaySaysWhatWasLost(t *testing.T) {
 	}
 }
 
+// TestStopWhilePlayingAheadSaysWhatWasLost: with selfplay.ahead 1 the
+// next generation's games are played while a generation trains; a loop
+// stopped then says how many of their moves are lost.
+func TestStopWhilePlayingAheadSaysWhatWasLost(t *testing.T) {
+	raw, err := os.ReadFile(writeTinyConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Training long enough that the games played ahead make moves.
+	text := strings.Replace(string(raw), "replay_ratio: 8", "replay_ratio: 100", 1)
+	text = strings.Replace(text, "  workers: 0", "  ahead: 1\n  workers: 0", 1)
+	cfg := filepath.Join(t.TempDir(), "ahead.yaml")
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	folder := runfolder.Folder(t.TempDir())
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		for ctx.Err() == nil {
+			if st, err := ReadStatus(folder.Status()); err == nil && st.Phase == PhaseTraining && st.Done > 0 {
+				time.Sleep(300 * time.Millisecond)
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	var log strings.Builder
+	opts := LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: string(folder), MaxGenerations: 1, Seed: 3, Log: &log}
+	if err := Loop(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	stopped := regexp.MustCompile(`stopped during generation 1, while generation 2's games were played ahead; their (\d+) moves are lost: a generation's games are saved only together, once all have ended; the run resumes from generation 0`)
+	if m := stopped.FindStringSubmatch(log.String()); m == nil || m[1] == "0" {
+		t.Errorf("stopped in training while playing ahead, the loop says:\n%s", log.String())
+	}
+}
+
 // TestConfigOfAnExistingRun: a run resumes with a --config equal to its
 // own, and refuses one that differs, naming the first key.
 func TestConfigOfAnExistingRun(t *testing.T) {
