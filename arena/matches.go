@@ -89,6 +89,17 @@ func ReadMatches(path string) (matches []MatchRecord, skipped int, err error) {
 	return matches, skipped, nil
 }
 
+// Anchor is the player a run's ratings are fitted against: random where
+// it has played, else fallback.
+func Anchor(records []MatchRecord, fallback string) string {
+	for _, r := range records {
+		if r.A == "random" || r.B == "random" {
+			return "random"
+		}
+	}
+	return fallback
+}
+
 // Matches turns records into the rating fit's matches.
 func Matches(records []MatchRecord) []Match {
 	out := make([]Match, len(records))

@@ -147,11 +147,7 @@ func rate(run runfolder.Folder, newName, baseline string, m *GenerationMetrics) 
 	if err != nil {
 		return err
 	}
-	anchor := "random"
-	if !playedBy(records, anchor) {
-		anchor = baseline
-	}
-	ratings, err := arena.FitRatings(arena.Matches(records), anchor)
+	ratings, err := arena.FitRatings(arena.Matches(records), arena.Anchor(records, baseline))
 	if err == nil {
 		for _, r := range ratings {
 			if r.Player == newName {
@@ -161,13 +157,4 @@ func rate(run runfolder.Folder, newName, baseline string, m *GenerationMetrics) 
 		}
 	}
 	return nil
-}
-
-func playedBy(records []arena.MatchRecord, name string) bool {
-	for _, r := range records {
-		if r.A == name || r.B == name {
-			return true
-		}
-	}
-	return false
 }

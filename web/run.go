@@ -9,9 +9,11 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/flipzero/flipzero/arena"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/runfolder"
 )
@@ -157,6 +159,13 @@ type runView struct {
 	Matches        []json.RawMessage `json:"matches"`
 	MatchesTotal   int               `json:"matchesTotal"`
 	MatchesSkipped int               `json:"matchesSkipped"`
+	// Ratings are Elo ratings fitted to every match of the run's game, as
+	// flipzero ratings fits them, strongest first, RatingsAnchor rated 0:
+	// how a run whose arena is off is rated from the matches flipzero
+	// arena --run adds. RatingsNote says why there are none.
+	Ratings       []ratingView `json:"ratings"`
+	RatingsAnchor string       `json:"ratingsAnchor"`
+	RatingsNote   string       `json:"ratingsNote,omitempty"`
 	// Status is the generation in progress, when the loop writes one.
 	Status *runStatus `json:"status"`
 	// Recorded lists the newest generations whose games are kept.
@@ -166,6 +175,14 @@ type runView struct {
 	Now      string   `json:"now"`
 }
 
+type ratingView struct {
+	Player string  `json:"player"`
+	Elo    float64 `json:"elo"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	Games  int     `json:"games"`
+}
+
 type setting struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
@@ -173,7 +190,7 @@ type setting struct {
 
 func (r *Run) view() runView {
 	v := runView{Run: string(r.dir), Settings: []setting{}, Metrics: []json.RawMessage{},
-		Matches: []json.RawMessage{}, Recorded: []int{}, Problems: []string{}, Now: time.Now().UTC().Format(time.RFC3339Nano)}
+		Matches: []json.RawMessage{}, Ratings: []ratingView{}, Recorded: []int{}, Problems: []string{}, Now: time.Now().UTC().Format(time.RFC3339Nano)}
 	problem := func(err error) { v.Problems = append(v.Problems, err.Error()) }
 	raw, err := readBounded(r.dir.Config(), maxConfigBytes)
 	if err != nil {
@@ -196,6 +213,9 @@ func (r *Run) view() runView {
 	if ms, skipped, err := readLines[matchKeys](r.dir.Matches(), maxMatchesBytes); err == nil {
 		v.MatchesTotal, v.MatchesSkipped = len(ms), skipped
 		v.Matches = ms[max(0, len(ms)-matchesShown):]
+		if len(ms) > 0 {
+			v.Ratings, v.RatingsAnchor, v.RatingsNote = r.ratings(v.Game)
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		problem(err)
 	}
@@ -210,6 +230,33 @@ func (r *Run) view() runView {
 		v.Recorded = gens[max(0, len(gens)-recordedShown):]
 	}
 	return v
+}
+
+// ratings fits Elo ratings to the run's matches of game (all of them
+// where the config did not read), anchored at random where it played,
+// else at the newest match's opponent. A log or a fit that fails gives
+// no ratings and a note saying why.
+func (r *Run) ratings(game string) (ratings []ratingView, anchor, note string) {
+	records, _, err := arena.ReadMatches(r.dir.Matches())
+	if err != nil {
+		return []ratingView{}, "", err.Error()
+	}
+	if game != "" {
+		records = slices.DeleteFunc(records, func(m arena.MatchRecord) bool { return m.Game != game })
+	}
+	if len(records) == 0 {
+		return []ratingView{}, "", "no match of " + game + " to rate"
+	}
+	anchor = arena.Anchor(records, records[len(records)-1].B)
+	fitted, err := arena.FitRatings(arena.Matches(records), anchor)
+	if err != nil {
+		return []ratingView{}, anchor, err.Error()
+	}
+	ratings = make([]ratingView, len(fitted))
+	for i, f := range fitted {
+		ratings[i] = ratingView{Player: f.Player, Elo: f.Elo, Low: f.Low, High: f.High, Games: f.Games}
+	}
+	return ratings, anchor, ""
 }
 
 // runStatus is the loop's status as the page gets it, with what the

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -535,5 +536,47 @@ func TestBrowserRunSaysHowToRate(t *testing.T) {
 	}
 	if !strings.Contains(got, "arena.games") || !strings.Contains(got, "flipzero arena --run") {
 		t.Errorf("the rating chart says %q, want both ways to rate", got)
+	}
+}
+
+// TestBrowserRunRatesFromMatches: a run whose arena is off, with
+// checkpoints rated by flipzero arena --run, shows the newest rated
+// generation's fitted Elo in its tile and chart, and every player's in
+// the ratings table.
+func TestBrowserRunRatesFromMatches(t *testing.T) {
+	ctx := browser(t)
+	dir := newRunFolder(t, "othello")
+	if err := loop.AppendMetrics(dir.Metrics(), loop.GenerationMetrics{Generation: 3, Games: 128, Positions: 7000, Window: 7000,
+		Steps: 68, Step: 68, PolicyLoss: 3.1, ValueLoss: 1.0, Best: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []arena.MatchRecord{
+		{Game: "othello", A: filepath.Join(string(dir), "models", "gen-000001.ckpt"), B: "greedy", Wins: 40, Draws: 5, Losses: 55},
+		{Game: "othello", A: filepath.Join(string(dir), "models", "gen-000003.ckpt"), B: "greedy", Wins: 80, Draws: 4, Losses: 16},
+		{Game: "yinsh", A: "other", B: "greedy", Wins: 1},
+	} {
+		if err := arena.AppendMatch(dir.Matches(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := runServer(t, dir)
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(`body[data-generation="3"]`, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	got := tileText(t, ctx, "Rating")
+	// 80-4-16 is 82%: about +263 Elo against greedy.
+	if elo, err := strconv.Atoi(got[0]); err != nil || elo < 200 || elo > 330 || !strings.Contains(got[1], "gen 3") || !strings.Contains(got[1], "greedy 0") {
+		t.Errorf("the rating tile shows %q, want generation 3's fitted Elo against greedy", got)
+	}
+	var points string
+	var rows []string
+	if err := chromedp.Run(ctx,
+		chromedp.Evaluate(`document.querySelector("#chart-rating").dataset.points`, &points),
+		chromedp.Evaluate(`[...document.querySelectorAll("#ratings tbody tr")].map((r) => r.cells[0].textContent)`, &rows)); err != nil {
+		t.Fatal(err)
+	}
+	if points != "2" || len(rows) != 3 || !strings.HasSuffix(rows[0], "gen-000003.ckpt") || rows[2] != filepath.Join(string(dir), "models", "gen-000001.ckpt") {
+		t.Errorf("the rating chart has %s points and the table %q, want generations 1 and 3 and greedy, strongest first", points, rows)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -116,6 +117,18 @@ func TestRunAPI(t *testing.T) {
 	}
 	if len(matches) != 4 || v.MatchesTotal != 4 || matches[3].Generation != 2 {
 		t.Errorf("matches %+v", v.Matches)
+	}
+	// The page's fit to the matches is the loop's: generation 2 has the
+	// rating its metrics recorded, against the same anchor.
+	fitted := map[string]float64{}
+	for _, r := range v.Ratings {
+		fitted[r.Player] = r.Elo
+		if !(r.Low <= r.Elo && r.Elo <= r.High) || r.Games == 0 {
+			t.Errorf("rating %+v: outside its interval, or no games", r)
+		}
+	}
+	if elo, ok := fitted["gen-000002"]; !ok || metrics[1].Rating == nil || math.Abs(elo-*metrics[1].Rating) > 1e-6 || fitted[v.RatingsAnchor] != 0 || v.RatingsNote != "" {
+		t.Errorf("ratings %+v anchored at %q (%q), generation 2's metrics say %v", v.Ratings, v.RatingsAnchor, v.RatingsNote, metrics[1].Rating)
 	}
 	if v.Status == nil || v.Status.Phase != loop.PhaseStopped || v.Status.Generation != 2 {
 		t.Errorf("status %+v", v.Status)

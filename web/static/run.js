@@ -228,8 +228,14 @@ function drawAgreement(ms) {
 function drawCharts(ms) {
   const trained = ms.filter((m) => m.steps > 0);
   drawLoss(ms);
+  // A run whose arena is off charts the ratings fitted to its matches.
+  let rated = ms.filter((m) => num(m.rating) !== null).map((m) => [m.generation, m.rating]), name = "Elo";
+  if (!rated.length) {
+    rated = fittedGenerations().map(([g, r]) => [g, r.elo]);
+    name = `Elo fitted to the matches, ${run.ratingsAnchor} 0`;
+  }
   chart("chart-rating", [
-    { name: "Elo", color: COLORS.rating, points: ms.filter((m) => num(m.rating) !== null).map((m) => [m.generation, m.rating]) },
+    { name, color: COLORS.rating, points: rated },
   ], { empty: arenaOff() ? "no ratings: the arena is off (arena.games in the config); rate a checkpoint with flipzero arena --run" : "no ratings yet: each generation is rated after its arena",
     tipFormat: (v) => v.toFixed(0) });
   drawAgreement(ms);
@@ -371,6 +377,11 @@ function ratingTile(m) {
   if (m && num(m.rating) !== null) {
     return tile("Rating", (Math.round(m.rating) || 0).toFixed(0), m.best !== m.generation && m.best !== undefined ? "self-play uses gen " + m.best : "Elo");
   }
+  const fitted = fittedGenerations();
+  if (fitted.length) {
+    const [g, r] = fitted[fitted.length - 1];
+    return tile("Rating", r.elo.toFixed(0), `gen ${g}, ${r.low.toFixed(0)} to ${r.high.toFixed(0)} (${run.ratingsAnchor} 0), from the matches`);
+  }
   if (arenaOff()) return tile("Rating", "—", "arena off: rate with flipzero arena --run, see Matches");
   return tile("Rating", "—", m ? "Elo" : "after the first generation's arena");
 }
@@ -384,6 +395,39 @@ function rateTile(m, ms) {
   let sub = fmt(rated.positions_per_s) + " positions/s";
   if (rated !== m) sub += ` in generation ${rated.generation}` + (m.reused_selfplay ? `; ${m.generation} reused its saved games` : "");
   return tile("Evaluations/s", num(rated.evals_per_s) > 0 ? fmt(rated.evals_per_s) : "—", sub);
+}
+
+// fittedGenerations are the run's checkpoints among the ratings fitted
+// to its matches, as [generation, rating], oldest first: the loop names
+// them gen-NNNNNN, flipzero arena --run by their path, which ends so.
+function fittedGenerations() {
+  const byGen = new Map();
+  for (const r of run.ratings) {
+    const g = /gen-0*(\d+)(\.\w+)?$/.exec(r.player);
+    if (g && !byGen.has(Number(g[1]))) byGen.set(Number(g[1]), r);
+  }
+  return [...byGen].sort((a, b) => a[0] - b[0]);
+}
+
+// drawRatings lists every player's fitted rating, or says why none.
+function drawRatings() {
+  const rows = run.ratings;
+  $("ratings").hidden = !rows.length;
+  $("ratings-note").hidden = rows.length > 0;
+  $("ratings-note").textContent = "No ratings: " + (run.ratingsNote || "no matches yet.");
+  $("ratings").querySelector("caption").textContent =
+    `Elo fitted to every match of the run (as flipzero ratings fits them), ${run.ratingsAnchor} rated 0, with its 95% interval`;
+  $("ratings").querySelector("tbody").replaceChildren(...rows.map((r) => {
+    const tr = document.createElement("tr");
+    // The anchor is 0 by definition: it has no interval.
+    const anchor = r.player === run.ratingsAnchor;
+    for (const v of [r.player, r.elo.toFixed(0), anchor ? "—" : r.low.toFixed(0), anchor ? "—" : r.high.toFixed(0), r.games]) {
+      const td = document.createElement("td");
+      td.textContent = String(v);
+      tr.appendChild(td);
+    }
+    return tr;
+  }));
 }
 
 function drawMatches() {
@@ -431,6 +475,7 @@ function render() {
   drawTiles();
   drawCharts(run.metrics);
   drawMatches();
+  drawRatings();
   drawConfig();
   updateGenerations();
 }
