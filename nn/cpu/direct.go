@@ -106,11 +106,11 @@ func directDefault() (directArch, bool) { return directChoice(false) }
 // (where it has AVX2), neon (on arm64) or im2row (none: im2row + matrix
 // multiply) — else, where preferFast and the CPU has them, the fastest
 // kernels of reduced precision: AMX's bfloat16 tiles, else bytes on
-// kernels as wide as its fastest float32 set's (AVX-512 VNNI: 1.8×
-// AVX-512 BF16's positions a second on Zen 4, and stronger at equal time;
-// on a CPU without AVX-512, AVX-VNNI or AVX2's bytes), else AVX-512 BF16;
-// else the fastest float32 set. AVX2's bytes multiply no faster than
-// AVX-512's float32, so a CPU with AVX-512 keeps its float32 set.
+// kernels as wide as its fastest float32 set's, weights to ±127
+// (AVX-512 VNNI: 1.8× AVX-512 BF16's positions a second on Zen 4, and
+// stronger at equal time; on a CPU without AVX-512, AVX-VNNI), else
+// AVX-512 BF16; else the fastest float32 set (fullBytes says why AVX2's
+// bytes are not taken unasked).
 func directChoice(preferFast bool) (directArch, bool) {
 	floats, bf16s, int8s := directArchs(), directBF16Archs(), directInt8Archs()
 	archs := append(append(append([]directArch(nil), floats...), bf16s...), int8s...)
@@ -128,13 +128,22 @@ func directChoice(preferFast bool) (directArch, bool) {
 		switch {
 		case len(bf16s) > 0 && bf16s[0].amx:
 			return bf16s[0], true
-		case len(int8s) > 0 && int8s[0].lanes == floats[0].lanes:
+		case len(int8s) > 0 && fullBytes(int8s[0], floats[0]):
 			return int8s[0], true
 		case len(bf16s) > 0:
 			return bf16s[0], true
 		}
 	}
 	return archs[0], true
+}
+
+// fullBytes says whether an int8 set is self-play's default beside the
+// fastest float32 set: as wide, and with weights to ±127. AVX2's bytes
+// (weights to ±64) evaluate 1.6–1.8× AVX2's float32 on a Zen 3, yet the
+// network they trained in an hour lost to float32's at equal time
+// (docs/experiments.md, 2026-12-02): FLIPZERO_CONV=avx2int8 asks for them.
+func fullBytes(int8s, floats directArch) bool {
+	return int8s.lanes == floats.lanes && int8s.byteWeights == 127
 }
 
 // ConvInfo says how a float32 CPU evaluator convolves, for people.

@@ -343,7 +343,8 @@ func TestInt8EvaluatorAgreesWithFloat32(t *testing.T) {
 
 // TestInt8Choice: the fast backend's evaluators take the int8 kernels
 // where the CPU has no AMX and has int8 kernels as wide as its widest
-// float32 ones (AVX-512 VNNI; or, without AVX-512, AVX-VNNI or AVX2),
+// float32 ones and weights to ±127 (AVX-512 VNNI; or, without AVX-512,
+// AVX-VNNI; not AVX2's ±64),
 // unless FLIPZERO_CONV names another set; FLIPZERO_CONV naming an int8
 // set gives it to every evaluator; the trainer never takes them, and
 // trains on the float32 kernels of the int8 set's width.
@@ -356,7 +357,7 @@ func TestInt8Choice(t *testing.T) {
 	floats := directArchs()
 	bf16s := directBF16Archs()
 	hasAMX := len(bf16s) > 0 && bf16s[0].amx
-	wide := len(int8s) > 0 && int8s[0].lanes == floats[0].lanes
+	wide := len(int8s) > 0 && int8s[0].lanes == floats[0].lanes && int8s[0].byteWeights == 127
 	// in says whether the CPU runs a set of archs that env names.
 	in := func(archs []directArch, env string) bool {
 		for _, a := range archs {
