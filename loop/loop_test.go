@@ -324,15 +324,7 @@ func TestStoppedSelfPlaySaysWhatWasLost(t *testing.T) {
 	folder := runfolder.Folder(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			if st, err := ReadStatus(folder.Status()); err == nil && st.Phase == PhaseSelfPlay && st.Done > 0 {
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
+	go cancelInPhase(ctx, cancel, folder, PhaseSelfPlay, 0)
 	var log strings.Builder
 	opts := LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: string(folder), MaxGenerations: 1, Seed: 3, Log: &log}
 	if err := Loop(ctx, opts); err != nil {
@@ -370,8 +362,10 @@ func TestStopWhilePlayingAheadSaysWhatWasLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Training long enough that the games played ahead make moves.
+	// Training long enough (a thousand steps or so) that the games played
+	// ahead make moves before the stop.
 	text := strings.Replace(string(raw), "replay_ratio: 8", "replay_ratio: 100", 1)
+	text = strings.Replace(text, "games_per_generation: 24", "games_per_generation: 200", 1)
 	text = strings.Replace(text, "  workers: 0", "  ahead: 1\n  workers: 0", 1)
 	cfg := filepath.Join(t.TempDir(), "ahead.yaml")
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
@@ -380,16 +374,7 @@ func TestStopWhilePlayingAheadSaysWhatWasLost(t *testing.T) {
 	folder := runfolder.Folder(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		for ctx.Err() == nil {
-			if st, err := ReadStatus(folder.Status()); err == nil && st.Phase == PhaseTraining && st.Done > 0 {
-				time.Sleep(300 * time.Millisecond)
-				cancel()
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}()
+	go cancelInPhase(ctx, cancel, folder, PhaseTraining, 300*time.Millisecond)
 	var log strings.Builder
 	opts := LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: string(folder), MaxGenerations: 1, Seed: 3, Log: &log}
 	if err := Loop(ctx, opts); err != nil {
@@ -398,6 +383,19 @@ func TestStopWhilePlayingAheadSaysWhatWasLost(t *testing.T) {
 	stopped := regexp.MustCompile(`stopped during generation 1, while generation 2's games were played ahead; their (\d+) moves are lost: a generation's games are saved only together, once all have ended; the run resumes from generation 0`)
 	if m := stopped.FindStringSubmatch(log.String()); m == nil || m[1] == "0" {
 		t.Errorf("stopped in training while playing ahead, the loop says:\n%s", log.String())
+	}
+}
+
+// cancelInPhase calls cancel once the run's status shows phase under
+// way (some of it done), after a further wait.
+func cancelInPhase(ctx context.Context, cancel func(), folder runfolder.Folder, phase string, wait time.Duration) {
+	for ctx.Err() == nil {
+		if st, err := ReadStatus(folder.Status()); err == nil && st.Phase == phase && st.Done > 0 {
+			time.Sleep(wait)
+			cancel()
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -13,28 +13,26 @@ type kernelSet struct {
 }
 
 // forEachFloat32Set runs f in a subtest for each float32 kernel set of
-// this architecture. A set this CPU cannot run is skipped, saying which
-// instructions it lacks, so that a run on a smaller CPU shows what it
-// left untested rather than passing silently.
+// this architecture (see forEachSet).
 func forEachFloat32Set(t *testing.T, f func(t *testing.T, arch directArch)) {
-	if len(float32Sets) == 0 {
-		t.Skipf("no direct kernels for %s: the network convolves by im2row there", runtime.GOARCH)
-	}
-	for _, set := range float32Sets {
-		t.Run(set.arch.name, func(t *testing.T) {
-			set.skipUnlessRun(t)
-			f(t, set.arch)
-		})
-	}
+	forEachSet(t, float32Sets, "no direct kernels for "+runtime.GOARCH+": the network convolves by im2row there", f)
 }
 
 // forEachInt8Set runs f in a subtest for each int8 kernel set of this
-// architecture, as forEachFloat32Set does.
+// architecture (see forEachSet).
 func forEachInt8Set(t *testing.T, f func(t *testing.T, arch directArch)) {
-	if len(int8Sets) == 0 {
-		t.Skipf("no int8 kernels for %s: the network evaluates in float32 there", runtime.GOARCH)
+	forEachSet(t, int8Sets, "no int8 kernels for "+runtime.GOARCH+": the network evaluates in float32 there", f)
+}
+
+// forEachSet runs f in a subtest for each of sets, or skips t saying
+// none where there are none. A set this CPU cannot run is skipped,
+// saying which instructions it lacks, so that a run on a smaller CPU
+// shows what it left untested rather than passing silently.
+func forEachSet(t *testing.T, sets []kernelSet, none string, f func(t *testing.T, arch directArch)) {
+	if len(sets) == 0 {
+		t.Skip(none)
 	}
-	for _, set := range int8Sets {
+	for _, set := range sets {
 		t.Run(set.arch.name, func(t *testing.T) {
 			set.skipUnlessRun(t)
 			f(t, set.arch)
