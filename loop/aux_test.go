@@ -25,7 +25,7 @@ func TestLoopTrainsAuxiliaryHeads(t *testing.T) {
 	text = strings.Replace(text, "games_per_generation: 200", "games_per_generation: 40", 1)
 	text = strings.Replace(text, "min_samples: 256", "min_samples: 64", 1)
 	dir := t.TempDir()
-	config := filepath.Join(dir, "aux.yaml")
+	config := filepath.Join(dir, "heads.yaml")
 	if err := os.WriteFile(config, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

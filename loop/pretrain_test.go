@@ -250,7 +250,7 @@ func TestPretrainRefuses(t *testing.T) {
 		{"no config", PretrainOptions{Records: []string{good}, MaxSteps: 1}, "no config"},
 		{"a run that has generations", PretrainOptions{ConfigPath: cfg, Records: []string{good}, MaxSteps: 1, RunDir: done}, "already has generations"},
 		{"records of another game", PretrainOptions{ConfigPath: cfg, Records: []string{yinsh}, MaxSteps: 1}, "no records positions of tictactoe"},
-		{"a missing file", PretrainOptions{ConfigPath: cfg, Records: []string{filepath.Join(dir, "missing.txt")}, MaxSteps: 1}, "no such file"},
+		{"a missing file", PretrainOptions{ConfigPath: cfg, Records: []string{filepath.Join(dir, "missing.txt")}, MaxSteps: 1}, "missing.txt does not exist"},
 		{"a run of another game", PretrainOptions{ConfigPath: othello, FromRun: done, MaxSteps: 1}, "plays tictactoe, the config othello"},
 		{"a run into itself", PretrainOptions{FromRun: done, MaxSteps: 1, RunDir: done}, "already has generations"},
 		{"not a run", PretrainOptions{FromRun: dir, MaxSteps: 1}, "not a run folder"},

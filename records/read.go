@@ -222,6 +222,14 @@ func Load(ctx context.Context, g env.Game, paths []string, opts Options) (*Set, 
 	return set, nil
 }
 
+// missing is the error for a records path that does not exist, in the
+// same words on every system (Windows says "GetFileAttributesEx …: The
+// system cannot find the file specified").
+type missing string
+
+func (m missing) Error() string        { return string(m) + " does not exist" }
+func (m missing) Is(target error) bool { return target == fs.ErrNotExist }
+
 // filesShown is how many files with problems Load names, one line each:
 // a folder of one-game files from elsewhere can hold hundreds, whose
 // counts say the rest.
@@ -231,6 +239,9 @@ const filesShown = 10
 // records, or a folder's record files, in name order.
 func recordFiles(path string) ([]string, error) {
 	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("records: %w", missing(path))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("records: %w", err)
 	}

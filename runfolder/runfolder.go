@@ -151,6 +151,8 @@ func (f Folder) Check() error {
 	info, err := os.Stat(string(f))
 	var pathErr *fs.PathError
 	switch {
+	case err != nil && fileAbove(string(f)) != "":
+		return fmt.Errorf("%s: %s is a file, not a folder", f, fileAbove(string(f)))
 	case errors.Is(err, fs.ErrNotExist):
 		return noRun{fmt.Sprintf("%s does not exist", f)}
 	case errors.As(err, &pathErr):
@@ -163,6 +165,25 @@ func (f Folder) Check() error {
 		return noRun{fmt.Sprintf("%s is not a run folder (no %s)", f, configName)}
 	}
 	return nil
+}
+
+// fileAbove is the nearest existing path above path if it is a file, else
+// "": a path under a file is no folder, which Linux says ("not a
+// directory") and Windows does not (it says the path does not exist).
+func fileAbove(path string) string {
+	for dir := filepath.Dir(path); ; {
+		if info, err := os.Stat(dir); err == nil {
+			if info.IsDir() {
+				return ""
+			}
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // noRun is Check's error for a folder that holds no run.

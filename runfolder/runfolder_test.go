@@ -37,7 +37,8 @@ func TestCheck(t *testing.T) {
 		{file, file + " is a file, not a run folder", false},
 		{filepath.Join(dir, "missing"), filepath.Join(dir, "missing") + " does not exist", true},
 		{empty, empty + " is not a run folder (no config.yaml)", true},
-		{filepath.Join(file, "run"), filepath.Join(file, "run") + ": not a directory", false},
+		{filepath.Join(file, "run"), filepath.Join(file, "run") + ": " + file + " is a file, not a folder", false},
+		{filepath.Join(file, "a", "run"), filepath.Join(file, "a", "run") + ": " + file + " is a file, not a folder", false},
 	}
 	for _, tt := range tests {
 		err := Folder(tt.path).Check()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -146,6 +147,9 @@ func TestArenaAndRatingsUsageErrors(t *testing.T) {
 // commands and exits: the arena fails with one line, and the record of
 // the game cut short is written.
 func TestArenaEngineDiesRecordsKept(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("the engine here is a shell script, which Windows does not run")
+	}
 	dir := t.TempDir()
 	engine := filepath.Join(dir, "engine.sh")
 	script := "#!/bin/sh\nread l; printf '= 2\\n\\n'; read l; printf '=\\n\\n'; echo 'engine: giving up' >&2; exit 3\n"

@@ -115,7 +115,7 @@ func TestAuxiliaryCheckpoints(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	ckpt := filepath.Join(dir, "aux.ckpt")
+	ckpt := filepath.Join(dir, "heads.ckpt")
 	if err := nn.SaveCheckpoint(ckpt, tr, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestAuxiliaryCheckpoints(t *testing.T) {
 	if f.Config() != tinyConfig {
 		t.Errorf("folded architecture %+v, want %+v", f.Config(), tinyConfig)
 	}
-	model := filepath.Join(dir, "aux.fznet")
+	model := filepath.Join(dir, "heads.fznet")
 	if err := nn.SaveFolded(model, f, tr.Steps(), nil); err != nil {
 		t.Fatal(err)
 	}
