@@ -143,6 +143,20 @@ func TestBF16EvaluatorAgreesWithFloat32(t *testing.T) {
 
 func testBF16Evaluator(t *testing.T, arch directArch, tg testGame) {
 	cfg := nn.DefaultConfig(tg.game)
+	forward := reducedForward(t, tg, cfg)
+	checkReduced(t, "bfloat16", forward(archAVX512), forward(arch), bf16Tolerance)
+	// AMX sums in another order than AVX-512 BF16: where its tower's
+	// channels come in 32s, some output differs in its last bits.
+	if arch.amx && cfg.Filters%32 == 0 && maxAbsDiff(forward(arch), forward(archAVX512BF16)) == 0 {
+		t.Error("AMX gives AVX-512 BF16's results exactly: the AMX kernel did not run")
+	}
+}
+
+// reducedForward is the probabilities of a game's default-sized network
+// (cfg), its weights and batch norms random, over 7 positions, on any
+// kernel set: what reduced-precision kernels are compared with float32 on.
+func reducedForward(t *testing.T, tg testGame, cfg nn.Config) func(directArch) []float32 {
+	t.Helper()
 	n, err := nn.New(tg.game, cfg, 11)
 	if err != nil {
 		t.Fatal(err)
@@ -150,20 +164,21 @@ func testBF16Evaluator(t *testing.T, arch directArch, tg testGame) {
 	perturbBatchNorm(n, 5)
 	const count = 7
 	inputs := encodeAll(tg.states(count, 21))
-	forward := func(a directArch) []float32 { return probabilities(t, n, a, inputs, count) }
-	want, got := forward(archAVX512), forward(arch)
+	return func(a directArch) []float32 { return probabilities(t, n, a, inputs, count) }
+}
+
+// checkReduced: a reduced precision's probabilities (got) are within
+// tolerance of float32's (want), and differ from them, which shows its
+// kernels ran.
+func checkReduced(t *testing.T, precision string, want, got []float32, tolerance float64) {
+	t.Helper()
 	d := maxAbsDiff(want, got)
 	t.Logf("largest difference of a probability: %.2g", d)
-	if d > bf16Tolerance {
-		t.Errorf("bfloat16 moves a probability by %g, more than %g", d, bf16Tolerance)
+	if d > tolerance {
+		t.Errorf("%s moves a probability by %g, more than %g", precision, d, tolerance)
 	}
 	if d == 0 {
-		t.Error("bfloat16 inference gives float32's results exactly: the bfloat16 kernels did not run")
-	}
-	// AMX sums in another order than AVX-512 BF16: where its tower's
-	// channels come in 32s, some output differs in its last bits.
-	if arch.amx && cfg.Filters%32 == 0 && maxAbsDiff(got, forward(archAVX512BF16)) == 0 {
-		t.Error("AMX gives AVX-512 BF16's results exactly: the AMX kernel did not run")
+		t.Errorf("%s inference gives float32's results exactly: the %s kernels did not run", precision, precision)
 	}
 }
 

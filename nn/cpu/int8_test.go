@@ -318,23 +318,8 @@ func TestInt8EvaluatorAgreesWithFloat32(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/pooling=%v", tg.game.Name(), pooling), func(t *testing.T) {
 					cfg := nn.DefaultConfig(tg.game)
 					cfg.GlobalPooling = pooling
-					n, err := nn.New(tg.game, cfg, 11)
-					if err != nil {
-						t.Fatal(err)
-					}
-					perturbBatchNorm(n, 5)
-					const count = 7
-					inputs := encodeAll(tg.states(count, 21))
-					forward := func(a directArch) []float32 { return probabilities(t, n, a, inputs, count) }
-					want, got := forward(arch.forTraining()), forward(arch)
-					d := maxAbsDiff(want, got)
-					t.Logf("largest difference of a probability: %.2g", d)
-					if d > int8Tolerance {
-						t.Errorf("int8 moves a probability by %g, more than %g", d, int8Tolerance)
-					}
-					if maxAbsDiff(got, want) == 0 {
-						t.Error("int8 inference gives float32's results exactly: the int8 kernels did not run")
-					}
+					forward := reducedForward(t, tg, cfg)
+					checkReduced(t, "int8", forward(arch.forTraining()), forward(arch), int8Tolerance)
 				})
 			}
 		}
