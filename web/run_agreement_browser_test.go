@@ -31,11 +31,7 @@ func TestBrowserRunAgreement(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := runServer(t, dir)
-	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
-		chromedp.WaitVisible(`body[data-generation="2"]`, chromedp.ByQuery)); err != nil {
-		t.Fatal(err)
-	}
+	openRunPage(ctx, t, dir, `body[data-generation="2"]`)
 	series := func(name string) int {
 		return evalInt(t, ctx, fmt.Sprintf(`(() => { const s = document.querySelector('#chart-agreement [data-name="%s"]'); return s ? Number(s.dataset.n) : -1 })()`, name))
 	}

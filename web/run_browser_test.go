@@ -59,11 +59,7 @@ func waitFor(t *testing.T, ctx context.Context, what, js string) {
 func TestBrowserRun(t *testing.T) {
 	ctx := browser(t)
 	dir := loopRun(t)
-	srv := runServer(t, dir)
-	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
-		chromedp.WaitVisible(`body[data-generation="2"]`, chromedp.ByQuery)); err != nil {
-		t.Fatal(err)
-	}
+	openRunPage(ctx, t, dir, `body[data-generation="2"]`)
 	series := func(chart, name string) int {
 		return evalInt(t, ctx, fmt.Sprintf(`(() => { const s = document.querySelector('#%s [data-name="%s"]'); return s ? Number(s.dataset.n) : -1 })()`, chart, name))
 	}
@@ -243,11 +239,7 @@ func TestBrowserRunYinsh(t *testing.T) {
 	if err := os.WriteFile(dir.GameRecords(3), []byte(record), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	srv := runServer(t, dir)
-	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
-		chromedp.WaitVisible(`#replay[data-ply="0"]`, chromedp.ByQuery)); err != nil {
-		t.Fatal(err)
-	}
+	openRunPage(ctx, t, dir, `#replay[data-ply="0"]`)
 	if got := textOf(t, ctx, "#status-line"); got != "Waiting for the first generation…" {
 		t.Errorf("status line %q", got)
 	}
@@ -390,11 +382,7 @@ func TestBrowserRunLossBeforeTraining(t *testing.T) {
 	ctx := browser(t)
 	dir := newRunFolder(t, "tictactoe")
 	writeStatus(t, dir, 1, loop.PhaseSelfPlay, 300, 1400, "moves")
-	srv := runServer(t, dir)
-	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
-		chromedp.WaitVisible(`#chart-loss text.empty`, chromedp.ByQuery)); err != nil {
-		t.Fatal(err)
-	}
+	openRunPage(ctx, t, dir, `#chart-loss text.empty`)
 	empty := `document.querySelector("#chart-loss text.empty").textContent`
 	waitFor(t, ctx, "self-play", empty+`.includes("generation 1 is in self-play")`)
 	writeStatus(t, dir, 1, loop.PhaseTraining, 68, 111, "steps")
@@ -485,11 +473,7 @@ func TestBrowserRunAfterReusedGames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := runServer(t, dir)
-	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
-		chromedp.WaitVisible(`body[data-generation="2"]`, chromedp.ByQuery)); err != nil {
-		t.Fatal(err)
-	}
+	openRunPage(ctx, t, dir, `body[data-generation="2"]`)
 	for _, want := range [][3]string{
 		{"Evaluations/s", "21.3k", "486 positions/s in generation 1; 2 reused its saved games"},
 		{"Games", "400", ""},
@@ -522,11 +506,7 @@ func TestBrowserRunSaysHowToRate(t *testing.T) {
 		Steps: 68, Step: 68, PolicyLoss: 3.1, ValueLoss: 1.0, Best: 1}); err != nil {
 		t.Fatal(err)
 	}
-	srv := runServer(t, dir)
-	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
-		chromedp.WaitVisible(`body[data-generation="1"]`, chromedp.ByQuery)); err != nil {
-		t.Fatal(err)
-	}
+	openRunPage(ctx, t, dir, `body[data-generation="1"]`)
 	if got := tileText(t, ctx, "Rating"); got[0] != "—" || !strings.Contains(got[1], "flipzero arena --run") {
 		t.Errorf("the rating tile shows %q, want a dash and how to rate", got)
 	}
@@ -559,11 +539,7 @@ func TestBrowserRunRatesFromMatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	srv := runServer(t, dir)
-	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
-		chromedp.WaitVisible(`body[data-generation="3"]`, chromedp.ByQuery)); err != nil {
-		t.Fatal(err)
-	}
+	openRunPage(ctx, t, dir, `body[data-generation="3"]`)
 	got := tileText(t, ctx, "Rating")
 	// 80-4-16 is 82%: about +263 Elo against greedy.
 	if elo, err := strconv.Atoi(got[0]); err != nil || elo < 200 || elo > 330 || !strings.Contains(got[1], "gen 3") || !strings.Contains(got[1], "greedy 0") {
@@ -578,5 +554,16 @@ func TestBrowserRunRatesFromMatches(t *testing.T) {
 	}
 	if points != "2" || len(rows) != 3 || !strings.HasSuffix(rows[0], "gen-000003.ckpt") || rows[2] != filepath.Join(string(dir), "models", "gen-000001.ckpt") {
 		t.Errorf("the rating chart has %s points and the table %q, want generations 1 and 3 and greedy, strongest first", points, rows)
+	}
+}
+
+// openRunPage serves the run in dir and opens its page in the browser of
+// ctx, waiting until the element of selector shows.
+func openRunPage(ctx context.Context, t *testing.T, dir runfolder.Folder, selector string) {
+	t.Helper()
+	srv := runServer(t, dir)
+	if err := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/run"),
+		chromedp.WaitVisible(selector, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
 	}
 }
