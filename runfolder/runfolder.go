@@ -149,10 +149,13 @@ var ErrNoRun = errors.New("no run there")
 // message about that file ("open README.md/models: not a directory").
 func (f Folder) Check() error {
 	info, err := os.Stat(string(f))
+	if err != nil {
+		if file := fileAbove(string(f)); file != "" {
+			return fmt.Errorf("%s: %s is a file, not a folder", f, file)
+		}
+	}
 	var pathErr *fs.PathError
 	switch {
-	case err != nil && fileAbove(string(f)) != "":
-		return fmt.Errorf("%s: %s is a file, not a folder", f, fileAbove(string(f)))
 	case errors.Is(err, fs.ErrNotExist):
 		return noRun{fmt.Sprintf("%s does not exist", f)}
 	case errors.As(err, &pathErr):
