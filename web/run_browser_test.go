@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -66,10 +67,36 @@ func TestBrowserRun(t *testing.T) {
 	for _, c := range []struct{ chart, name string }{
 		{"chart-loss", "policy"}, {"chart-loss", "value"}, {"chart-rating", "Elo"}, {"chart-evals", "evaluations/s"},
 		{"chart-positions", "window"}, {"chart-time", "self-play"}, {"chart-time", "arena"}, {"chart-results", "draws"},
+		{"chart-loss", "value of a constant guess"}, {"chart-length", "moves a game"},
 	} {
 		if n := series(c.chart, c.name); n != 2 {
 			t.Errorf("%s draws %s with %d points, want 2", c.chart, c.name, n)
 		}
+	}
+	// The value loss of a constant guess: the entropy of outcomes from the
+	// mover's side, wins and losses equally common, draws the games' share.
+	for _, c := range []struct {
+		wins, losses, draws int
+		want                float64
+	}{
+		{5, 5, 0, math.Ln2},
+		{3, 7, 0, math.Ln2},
+		{0, 0, 4, 0},
+		{1, 1, 2, -math.Log(0.25)/2 - math.Log(0.5)/2},
+		{2, 1, 1, -0.75*math.Log(0.375) - 0.25*math.Log(0.25)},
+	} {
+		var got float64
+		js := fmt.Sprintf(`constantValueLoss({games: %d, results: [%d, %d, %d]})`, c.wins+c.losses+c.draws, c.wins, c.losses, c.draws)
+		if err := chromedp.Run(ctx, chromedp.Evaluate(js, &got)); err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		if math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("%s = %v, want %v", js, got, c.want)
+		}
+	}
+	var solo bool
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`constantValueLoss({games: 4, results: [4, 0, 0], score: 31}) === null`, &solo)); err != nil || !solo {
+		t.Errorf("a one-player game's generation has a constant guess's value loss (%v)", err)
 	}
 	if got := textOf(t, ctx, "#tiles .tile .value"); got != "2" {
 		t.Errorf("the generation tile shows %q", got)

@@ -13,7 +13,7 @@ const COLORS = {
   positions: "#1098ad", trained: "#f08c00", window: "#1098ad", total: "#868e96",
   selfplay: "#4c6ef5", training: "#f59f00", arena: "#12b886", generation: "#868e96",
   first: "#343a40", second: "#e64980", draws: "#20c997",
-  top1: "#d6336c", top3: "#ae3ec9",
+  top1: "#d6336c", top3: "#ae3ec9", length: "#5c940d",
 };
 
 // ---- numbers and times ----
@@ -153,7 +153,9 @@ function chart(id, series, opts = {}) {
     for (const s of series) {
       if (!s.points.length) continue;
       const d = s.points.map(([x, y], i) => (i ? "L" : "M") + px(x).toFixed(1) + " " + py(y).toFixed(1)).join(" ");
-      el("path", { d, stroke: s.color, class: "series", "data-name": s.name, "data-n": s.points.length }, svg);
+      const attrs = { d, stroke: s.color, class: "series", "data-name": s.name, "data-n": s.points.length };
+      if (s.dashed) attrs["stroke-dasharray"] = "5 4";
+      el("path", attrs, svg);
       if (s.points.length <= 40) {
         for (const [x, y] of s.points) el("circle", { cx: px(x), cy: py(y), r: 2.5, fill: s.color }, svg);
       }
@@ -202,7 +204,22 @@ function drawLoss(ms) {
   chart("chart-loss", [
     { name: "policy", color: COLORS.policy, points: trained.filter((m) => num(m.policy_loss) !== null).map((m) => [m.generation, m.policy_loss]) },
     { name: "value", color: COLORS.value, points: trained.filter((m) => num(m.value_loss) !== null).map((m) => [m.generation, m.value_loss]) },
-  ], { empty: noLossYet(ms) });
+    { name: "value of a constant guess", color: COLORS.value, dashed: true, points: trained.filter((m) => num(m.value_loss) !== null && constantValueLoss(m) !== null).map((m) => [m.generation, constantValueLoss(m)]) },
+  ].filter((s) => s.points.length || !s.dashed), { empty: noLossYet(ms) });
+}
+
+// constantValueLoss is the value loss of a network that predicts the
+// same win, draw and loss shares for every position: the entropy of the
+// generation's outcomes from the mover's side, where a win and a loss
+// are equally common (each game is won by one side and lost by the
+// other) and draws are the games' share d: -(1-d) ln((1-d)/2) - d ln d.
+// A value loss on or above it says the value head has learned nothing
+// of the positions. Null for games without wins and losses to count.
+function constantValueLoss(m) {
+  if (!(m.games > 0) || !Array.isArray(m.results) || m.results.length !== 3 || num(m.score) !== null) return null;
+  const d = m.results[2] / m.games;
+  const term = (p) => (p > 0 ? -p * Math.log(p) : 0);
+  return 2 * term((1 - d) / 2) + term(d);
 }
 
 function noLossYet(ms) {
@@ -245,6 +262,9 @@ function drawCharts(ms) {
   chart("chart-rates", [
     { name: "positions/s played", color: COLORS.positions, points: ms.filter((m) => num(m.positions_per_s) > 0).map((m) => [m.generation, m.positions_per_s]) },
     { name: "samples/s trained", color: COLORS.trained, points: trained.filter((m) => num(m.train_samples_per_s) > 0).map((m) => [m.generation, m.train_samples_per_s]) },
+  ], { yMin: 0 });
+  chart("chart-length", [
+    { name: "moves a game", color: COLORS.length, points: ms.filter((m) => m.games > 0 && num(m.moves) > 0).map((m) => [m.generation, m.moves / m.games]) },
   ], { yMin: 0 });
   chart("chart-positions", [
     { name: "window", color: COLORS.window, points: ms.filter((m) => num(m.window) !== null).map((m) => [m.generation, m.window]) },
