@@ -204,7 +204,7 @@ function drawLoss(ms) {
   chart("chart-loss", [
     { name: "policy", color: COLORS.policy, points: trained.filter((m) => num(m.policy_loss) !== null).map((m) => [m.generation, m.policy_loss]) },
     { name: "value", color: COLORS.value, points: trained.filter((m) => num(m.value_loss) !== null).map((m) => [m.generation, m.value_loss]) },
-    { name: "value of a constant guess", color: COLORS.value, dashed: true, points: trained.filter((m) => num(m.value_loss) !== null && constantValueLoss(m) !== null).map((m) => [m.generation, constantValueLoss(m)]) },
+    { name: "value of a constant guess", color: COLORS.value, dashed: true, points: trained.map((m) => [m.generation, constantValueLoss(m)]).filter(([, v]) => v !== null) },
   ].filter((s) => s.points.length || !s.dashed), { empty: noLossYet(ms) });
 }
 
