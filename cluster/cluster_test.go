@@ -490,6 +490,7 @@ func refusesBadShards(t *testing.T, url string) {
 	add("more than 1 older", func(h *ShardHeader, s []data.Sample) []byte { h.Generation = 3; return body(t, *h, g, s) })
 	add("newer than the published", func(h *ShardHeader, s []data.Sample) []byte { h.Generation = 6; return body(t, *h, g, s) })
 	add("bad magic", func(h *ShardHeader, s []data.Sample) []byte { return []byte("hello") })
+	add("2 games of 1 started from forks", func(h *ShardHeader, s []data.Sample) []byte { h.Forked = 2; return body(t, *h, g, s) })
 	add("2 game records for 1 games", func(h *ShardHeader, s []data.Sample) []byte {
 		h.Records = append(h.Records, h.Records[0])
 		return body(t, *h, g, s)

@@ -128,6 +128,8 @@ func decodeHeader(msg []byte) (ShardHeader, []byte, error) {
 		return h, nil, refuse("generation %d", h.Generation)
 	case h.Resigned < 0 || h.Resigned > h.Games || h.NoResign < 0 || h.NoResign > h.Games || h.FalseResign < 0 || h.FalseResign > h.NoResign:
 		return h, nil, refuse("resignations %d, %d played out, %d false in %d games", h.Resigned, h.NoResign, h.FalseResign, h.Games)
+	case h.Forked < 0 || h.Forked > h.Games:
+		return h, nil, refuse("%d games of %d started from forks", h.Forked, h.Games)
 	case math.IsNaN(h.Score) || math.IsInf(h.Score, 0):
 		return h, nil, refuse("score %v", h.Score)
 	case h.SurpriseSamples != h.Samples || !(h.Surprise >= 0 && h.Surprise <= selfplay.MaxPolicySurprise*float64(h.Samples)):

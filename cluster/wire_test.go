@@ -67,8 +67,8 @@ func checkAccepted(t *testing.T, h ShardHeader, samples []data.Sample) {
 		t.Fatalf("accepted format %d with %d samples, header saying %d", h.Format, len(samples), h.Samples)
 	case len(h.Records) != h.Games || h.Results[0]+h.Results[1]+h.Results[2] != h.Games || h.Games < 1:
 		t.Fatalf("accepted %d games with %d records and results %v", h.Games, len(h.Records), h.Results)
-	case h.FalseResign > h.NoResign || h.Resigned > h.Games:
-		t.Fatalf("accepted resignations %d, %d played out, %d false", h.Resigned, h.NoResign, h.FalseResign)
+	case h.FalseResign > h.NoResign || h.Resigned > h.Games || h.Forked < 0 || h.Forked > h.Games:
+		t.Fatalf("accepted resignations %d, %d played out, %d false, %d forked", h.Resigned, h.NoResign, h.FalseResign, h.Forked)
 	}
 	msg, err := encodeShard(h, tictactoe.Game{}, samples)
 	if err != nil {

@@ -49,6 +49,10 @@ type localSelfPlay struct {
 	stopped chan struct{} // closed when the playing goroutine returns
 	// stream is the stream of games when playing ahead, else nil.
 	stream *selfplay.Stream
+	// forks carries the positions one generation's games set aside to
+	// the next's (selfplay.fork_fraction); only the playing goroutine
+	// touches it.
+	forks selfplay.Forks
 
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced at every change below
@@ -285,6 +289,7 @@ func (s *localSelfPlay) round(ctx context.Context, number int, net *nn.Folded) (
 		return games, nil
 	}
 	settings := s.cfg.SelfPlay
+	settings.Forks = &s.forks
 	s.update(func() {
 		s.playing, s.roundStart = number, time.Now()
 		s.moves.Store(0)

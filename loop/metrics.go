@@ -37,12 +37,13 @@ type GenerationMetrics struct {
 	PositionsS  float64 `json:"positions_per_s,omitempty"`
 	EvalsS      float64 `json:"evals_per_s,omitempty"` // network evaluations per second in self-play
 	Resigned    int     `json:"resigned"`
-	FalseResign int     `json:"false_resignations"` // no-resign games the resigning side would have drawn or won
-	NoResign    int     `json:"no_resign_games"`    // games played out where resignation would have happened
-	Results     [3]int  `json:"results"`            // first player wins, second player wins, draws
-	Steps       int     `json:"steps"`              // training steps this generation
-	Step        int     `json:"step"`               // training steps over the run
-	Samples     int     `json:"samples_total"`      // samples produced over the run
+	FalseResign int     `json:"false_resignations"`     // no-resign games the resigning side would have drawn or won
+	NoResign    int     `json:"no_resign_games"`        // games played out where resignation would have happened
+	Forked      int     `json:"forked_games,omitempty"` // games started from a fork (selfplay.fork_fraction)
+	Results     [3]int  `json:"results"`                // first player wins, second player wins, draws
+	Steps       int     `json:"steps"`                  // training steps this generation
+	Step        int     `json:"step"`                   // training steps over the run
+	Samples     int     `json:"samples_total"`          // samples produced over the run
 	Window      int     `json:"window"`
 	LR          float64 `json:"learning_rate"`
 	PolicyLoss  float64 `json:"policy_loss"`
@@ -100,7 +101,7 @@ type GenerationMetrics struct {
 // mean policy surprise, and in a one-player game the mean score.
 func (m *GenerationMetrics) count(t selfplay.Tally, g env.Game) {
 	m.Games, m.Moves, m.Results = t.Games, t.Moves, t.Results
-	m.Resigned, m.NoResign, m.FalseResign = t.Resigned, t.NoResign, t.FalseResign
+	m.Resigned, m.NoResign, m.FalseResign, m.Forked = t.Resigned, t.NoResign, t.FalseResign, t.Forked
 	if _, scored := g.NewState().(env.Scorer); scored && t.Games > 0 {
 		mean := t.Score / float64(t.Games)
 		m.Score = &mean

@@ -32,6 +32,7 @@ func (s *localSelfPlay) playStream(ctx context.Context, first int) error {
 	go func() { written <- s.writeWhole(f.whole, cancel) }()
 
 	settings := s.cfg.SelfPlay
+	settings.Forks = &s.forks
 	settings.Progress = func(moves int, evaluations int64) {
 		s.moves.Add(int64(moves))
 		s.evaluations.Store(evaluations)

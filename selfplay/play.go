@@ -110,6 +110,19 @@ type Settings struct {
 	// here its loss weighs more, which trains much the same without
 	// growing the replay window. No sample weighs more than data.MaxWeight.
 	PolicySurpriseWeight float64 `yaml:"policy_surprise_weight"`
+	// ForkFraction is KataGo's forked games: each finished game sets
+	// aside, with this probability, one of its searched positions (every
+	// one as likely) with a move it did not play there, drawn by the
+	// search's policy target; the worker's next game starts from it
+	// instead of the start, so that about this fraction of the games
+	// play out lines the network's own choices seldom reach again, each
+	// a game of its own with its own result (default 0: every game from
+	// the start). A worker keeps its Concurrent newest forks.
+	ForkFraction float64 `yaml:"fork_fraction"`
+	// Forks, where set, carries the forks from one PlayGames to the
+	// next (a generation's games start from the last one's); without
+	// it they last one call.
+	Forks *Forks `yaml:"-"`
 	// Progress, where set, hears after each round of a worker's searches
 	// how many moves it searched and how many positions all workers have
 	// had evaluated so far (from several goroutines at once): what a
@@ -158,6 +171,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("search_value_weight: %v, must be in [0, 1]", s.SearchValueWeight)
 	case !(s.PolicySurpriseWeight >= 0 && s.PolicySurpriseWeight <= 1):
 		return fmt.Errorf("policy_surprise_weight: %v, must be in [0, 1]", s.PolicySurpriseWeight)
+	case !(s.ForkFraction >= 0 && s.ForkFraction <= 1):
+		return fmt.Errorf("fork_fraction: %v, must be in [0, 1]", s.ForkFraction)
 	}
 	return s.Temperature.Validate()
 }
@@ -165,7 +180,7 @@ func (s Settings) Validate() error {
 // GameRecord is one finished self-play game.
 type GameRecord struct {
 	Samples []data.Sample // the full searches, with the game's outcome
-	Moves   int           // decisions played (chance events are none)
+	Moves   int           // decisions this game played (not chance events, nor a fork's)
 	// Actions are the decisions in order, forced ones and chance
 	// outcomes included, so that the game can be kept as a record and
 	// replayed.
@@ -187,6 +202,11 @@ type GameRecord struct {
 	FalseResign bool
 	// Surprise sums the samples' policy surprise (policySurprise).
 	Surprise float64
+	// Forked is how many of Actions an earlier game chose, where the
+	// game started from a fork (Settings.ForkFraction): the earlier
+	// game's actions up to a position, then the move it did not play
+	// there. 0 for a game from the start.
+	Forked int
 }
 
 // Tally counts what finished games did, the same way wherever they were
@@ -210,6 +230,8 @@ type Tally struct {
 	// how much the search still had to teach the network there.
 	Surprise        float64 `json:"policy_surprise"`
 	SurpriseSamples int     `json:"surprise_samples"`
+	// Forked counts the games started from a fork.
+	Forked int `json:"forked,omitempty"`
 }
 
 // Add counts one finished game.
@@ -234,6 +256,9 @@ func (t *Tally) Add(r GameRecord) {
 	t.Score += r.Score
 	t.Surprise += r.Surprise
 	t.SurpriseSamples += len(r.Samples)
+	if r.Forked > 0 {
+		t.Forked++
+	}
 }
 
 // Merge adds another tally's counts.
@@ -249,6 +274,7 @@ func (t *Tally) Merge(o Tally) {
 	t.Score += o.Score
 	t.Surprise += o.Surprise
 	t.SurpriseSamples += o.SurpriseSamples
+	t.Forked += o.Forked
 }
 
 // Stats counts what a batch of self-play did.
@@ -340,6 +366,10 @@ func play[E mcts.Evaluator](ctx context.Context, g env.Game, search Search, sett
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, workers)
+	forks := settings.Forks
+	if forks == nil {
+		forks = &Forks{}
+	}
 	// Evaluators that hold device memory (a GPU's) give it back when the
 	// games are over (each worker closes its own as it finishes; Close is
 	// idempotent).
@@ -378,7 +408,9 @@ func play[E mcts.Evaluator](ctx context.Context, g env.Game, search Search, sett
 			concurrent:  settings.Concurrent,
 			report:      report,
 			solo:        env.Players(g) == 1,
+			forks:       forks.queue(w),
 		}
+		worker.forks.limit = settings.Concurrent
 		if gate != nil {
 			worker.left = 0
 			worker.concurrent = min(settings.Concurrent, share)
@@ -429,6 +461,9 @@ type slot struct {
 	lowStreak   [2]int
 	wouldResign env.Player // -1 until a no-resign game passes the threshold
 	full        bool
+	// forked is how many of actions came from a fork (GameRecord.Forked),
+	// forkPly how many decisions.
+	forked, forkPly int
 }
 
 type pendingSample struct {
@@ -437,6 +472,9 @@ type pendingSample struct {
 	value  float32 // the search's root value for the mover
 	// surprise is KL(policy target ‖ prior) at the root, in nats.
 	surprise float64
+	// at is where the move played there lies in the game's actions; ply
+	// counts the decisions before it.
+	at, ply int
 }
 
 // worker plays games in lockstep: every round, each game in progress
@@ -463,6 +501,9 @@ type worker struct {
 	chance mcts.Result
 	// solo: a one-player game, where nobody resigns (see resignCheck).
 	solo bool
+	// forks are the positions finished games set aside for the next
+	// games to start from (Settings.ForkFraction).
+	forks *forkQueue
 }
 
 // claim takes one of the worker's games to start, if it has one left
@@ -551,13 +592,22 @@ func (w *worker) fill(g *inPlay) error {
 	return nil
 }
 
-// newGame resets s to a new game from the start.
+// newGame resets s to a new game: from the oldest fork the worker holds,
+// or else from the start.
 func (w *worker) newGame(s *slot) error {
-	if err := s.tree.Reset(w.game.NewState()); err != nil {
+	start := w.game.NewState()
+	f, forked := w.forks.pop()
+	for _, a := range f.actions {
+		start.Apply(a)
+	}
+	if err := s.tree.Reset(start); err != nil {
 		return err
 	}
-	*s = slot{tree: s.tree, pending: s.pending[:0], actions: s.actions[:0], wouldResign: env.NoPlayer,
-		canResign: w.rng.Float64() >= w.settings.NoResignFraction}
+	*s = slot{tree: s.tree, pending: s.pending[:0], actions: append(s.actions[:0], f.actions...),
+		ply: f.ply, wouldResign: env.NoPlayer, canResign: w.rng.Float64() >= w.settings.NoResignFraction}
+	if forked {
+		s.forked, s.forkPly = len(f.actions), f.ply
+	}
 	return nil
 }
 
@@ -641,7 +691,7 @@ func (w *worker) round(ctx context.Context, batcher *mcts.Batcher, g *inPlay, r 
 				smp.Legal = append(smp.Legal, int32(c.Action))
 				smp.Policy = append(smp.Policy, r.result.Policy[c.Action])
 			}
-			s.pending = append(s.pending, pendingSample{smp, mover, r.result.Value, policySurprise(&r.result)})
+			s.pending = append(s.pending, pendingSample{smp, mover, r.result.Value, policySurprise(&r.result), len(s.actions), s.ply})
 		}
 		if resigned := w.resignCheck(s, mover, r.result.Value); resigned {
 			w.finish(s, mover.Other(), true)
@@ -737,7 +787,7 @@ func (w *worker) resignCheck(s *slot, mover env.Player, value float32) bool {
 func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 	// The slot's actions are reused by its next game: the record gets
 	// its own copy.
-	r := GameRecord{Moves: s.ply, Actions: append([]int(nil), s.actions...), Winner: winner, Resigned: resigned}
+	r := GameRecord{Moves: s.ply - s.forkPly, Actions: append([]int(nil), s.actions...), Winner: winner, Resigned: resigned, Forked: s.forked}
 	final := s.tree.Root()
 	if resigned {
 		r.Result = w.game.PlayerName(winner)
@@ -783,6 +833,11 @@ func (w *worker) finish(s *slot, winner env.Player, resigned bool) {
 	if s.wouldResign != env.NoPlayer {
 		r.WouldResign = true
 		r.FalseResign = winner != s.wouldResign.Other()
+	}
+	if f := w.settings.ForkFraction; f > 0 && w.rng.Float64() < f {
+		if fk, ok := setAside(w.game, s.actions, s.pending, w.rng); ok {
+			w.forks.push(fk)
+		}
 	}
 	w.report(r)
 }

@@ -73,6 +73,7 @@ func TestSettingsValidateNamesKeys(t *testing.T) {
 		{func(_ *Settings, q *Search) { q.CPUCT = 0 }, "cpuct"},
 		{func(s *Settings, _ *Search) { s.SearchValueWeight = 1.5 }, "search_value_weight"},
 		{func(s *Settings, _ *Search) { s.PolicySurpriseWeight = -0.5 }, "policy_surprise_weight"},
+		{func(s *Settings, _ *Search) { s.ForkFraction = 1.5 }, "fork_fraction"},
 	} {
 		s, q := DefaultSettings(), DefaultSearch()
 		tc.change(&s, &q)
