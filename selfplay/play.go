@@ -117,7 +117,9 @@ type Settings struct {
 	// instead of the start, so that about this fraction of the games
 	// play out lines the network's own choices seldom reach again, each
 	// a game of its own with its own result (default 0: every game from
-	// the start). A worker keeps its Concurrent newest forks.
+	// the start; 0.25 was even with 0 over a core's hour of YINSH blitz,
+	// 100–0–100, docs/experiments.md). A worker keeps its Concurrent
+	// newest forks.
 	ForkFraction float64 `yaml:"fork_fraction"`
 	// Forks, where set, carries the forks from one PlayGames to the
 	// next (a generation's games start from the last one's); without
