@@ -598,7 +598,7 @@ func (w *worker) fill(g *inPlay) error {
 // or else from the start.
 func (w *worker) newGame(s *slot) error {
 	start := w.game.NewState()
-	f, forked := w.forks.pop()
+	f, _ := w.forks.pop() // none: the zero fork, the start
 	for _, a := range f.actions {
 		start.Apply(a)
 	}
@@ -606,10 +606,8 @@ func (w *worker) newGame(s *slot) error {
 		return err
 	}
 	*s = slot{tree: s.tree, pending: s.pending[:0], actions: append(s.actions[:0], f.actions...),
-		ply: f.ply, wouldResign: env.NoPlayer, canResign: w.rng.Float64() >= w.settings.NoResignFraction}
-	if forked {
-		s.forked, s.forkPly = len(f.actions), f.ply
-	}
+		ply: f.ply, forked: len(f.actions), forkPly: f.ply,
+		wouldResign: env.NoPlayer, canResign: w.rng.Float64() >= w.settings.NoResignFraction}
 	return nil
 }
 
