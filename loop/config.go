@@ -44,6 +44,9 @@ type Config struct {
 	// Eval measures the network on held-out game records (EvalConfig;
 	// off by default).
 	Eval EvalConfig `yaml:"eval"`
+	// Start pretrains a new run's generation 0 on game records before
+	// its self-play (StartConfig; off by default).
+	Start StartConfig `yaml:"start"`
 }
 
 // TrainConfig is the optimizer (nn.TrainConfig: momentum, weight decay,
@@ -130,6 +133,7 @@ func DefaultConfig(g env.Game) Config {
 		Window: data.WindowConfig{Min: 50000, Alpha: 0.75, Beta: 0.4, Max: 500000},
 		Arena:  ArenaConfig{Playouts: 100, Baseline: "greedy"},
 		Eval:   DefaultEvalConfig(),
+		Start:  DefaultStartConfig(),
 	}
 }
 
@@ -277,6 +281,7 @@ func (c Config) Validate() error {
 		{"window", c.Window.Validate()},
 		{"arena", c.Arena.Validate()},
 		{"eval", c.Eval.Validate()},
+		{"start", c.Start.Validate()},
 	}
 	for _, s := range sections {
 		if s.err != nil {

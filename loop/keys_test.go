@@ -42,7 +42,7 @@ window:
 		{"a section", "window:", "windows:", "line 14: unknown key windows; did you mean window?"},
 		{"in a list", "{step: 100, rate: 0.005}", "{step: 100, rat: 0.005}", "unknown key train.learning_rate[1].rat; did you mean train.learning_rate[1].rate?"},
 		{"nothing near", "  blocks: 1", "  blocks: 1\n  flavour: 2", "line 4: unknown key network.flavour (network's keys: blocks, filters, "},
-		{"nothing near at the top", "game: tictactoe", "game: tictactoe\ncolour: red", "unknown key colour (the top level's keys: game, network, search, selfplay, train, window, arena, eval)"},
+		{"nothing near at the top", "game: tictactoe", "game: tictactoe\ncolour: red", "unknown key colour (the top level's keys: game, network, search, selfplay, train, window, arena, eval, start)"},
 		{"a field no config sets", "  temperature: 1.0", "  temperature: 1.0\n  progress: 1", "unknown key selfplay.progress"},
 	}
 	for _, tt := range tests {

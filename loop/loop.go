@@ -87,6 +87,22 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	if err != nil {
 		return fmt.Errorf("config: game: %w", err)
 	}
+	took, err := startFromRecords(ctx, run, cfg, opts)
+	switch {
+	case (err != nil || took > 0) && ctx.Err() != nil:
+		return nil // a stopped pretraining keeps what it trained as generation 0
+	case err != nil:
+		return err
+	case took > 0:
+		opts.Started = nil // the pretraining said it
+		if opts.MaxDuration > 0 && took >= opts.MaxDuration {
+			logf("time limit reached")
+			return nil
+		}
+		if opts.MaxDuration > 0 {
+			opts.MaxDuration -= took
+		}
+	}
 	trainer, average, gen, err := loadNewestCheckpoint(run, g, cfg, opts, logf)
 	if err != nil {
 		return err

@@ -15,7 +15,8 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 		"Trains by self-play: generations of self-play games, training steps and a\n"+
 		"checkpoint, everything kept under the run folder. Run it again on the same\n"+
 		"folder to resume (the run's own copy of the config is used then).\n"+
-		"Ctrl-C stops it; nothing on disk is ever half-written.\n\n"+
+		"Ctrl-C stops it; nothing on disk is ever half-written. A config's start\n"+
+		"section has a new run pretrain its first network on game records first.\n\n"+
 		"With --nats URL (or --serve-nats ADDR, a NATS server in this process) the\n"+
 		"games come from workers on other machines (flipzero worker), and from\n"+
 		"--local-workers in this one.", io.out)

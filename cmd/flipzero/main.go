@@ -120,7 +120,8 @@ func run(ctx context.Context, args []string, io stdio) int {
 func isInputError(err error) bool {
 	var ue usageError
 	var ce loop.ConfigError
-	return errors.As(err, &ue) || errors.As(err, &ce) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, nn.ErrCorrupt)
+	var ie loop.InputError
+	return errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &ie) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, nn.ErrCorrupt)
 }
 
 func oneLine(err error) string {
