@@ -614,6 +614,6 @@ func (p *pretraining) writeGeneration(ctx context.Context, trainer nn.Training, 
 	if err := AppendMetrics(p.run.Metrics(), m); err != nil {
 		return err
 	}
-	p.logf("wrote generation 0 of %s; flipzero loop --run %s goes on from it", p.run, p.run)
+	p.logf("wrote generation 0 of %s", p.run)
 	return nil
 }

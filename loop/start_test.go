@@ -97,8 +97,8 @@ func TestLoopStartsFromRecords(t *testing.T) {
 	if ms[1].Generation != 1 || ms[1].Step != ms[0].Step+ms[1].Steps || ms[1].RunSeconds < ms[0].RunSeconds+ms[1].Seconds {
 		t.Fatalf("generation 1 %+v does not go on from the pretrained generation 0 (step %d, %.2f s)", ms[1], ms[0].Step, ms[0].RunSeconds)
 	}
-	if !strings.Contains(log.String(), "starts from records") {
-		t.Errorf("the log does not say the run starts from records:\n%s", log.String())
+	if !strings.Contains(log.String(), "starts from records") || strings.Contains(log.String(), "goes on from it") {
+		t.Errorf("the log does not say the run starts from records, or asks for a loop already going on:\n%s", log.String())
 	}
 
 	log.Reset()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,13 @@ func runPretrain(ctx context.Context, args []string, io stdio) error {
 	var in loop.InputError
 	if errors.As(err, &in) {
 		return usageError{err}
+	}
+	if err == nil && *runDir != "" {
+		// Said here, not by loop.Pretrain: a config's start section
+		// pretrains inside the loop, which goes on by itself.
+		if gens, gerr := runfolder.Folder(*runDir).Generations(); gerr == nil && len(gens) > 0 {
+			fmt.Fprintf(io.out, "flipzero loop --run %s goes on from it\n", *runDir)
+		}
 	}
 	return err
 }

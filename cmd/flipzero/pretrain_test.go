@@ -48,6 +48,7 @@ func TestPretrainAndAnalyze(t *testing.T) {
 		"left out: 1 damaged record, 1 record of another game, 1 record with an illegal move",
 		"wrote generation 0 of " + run,
 		"wrote " + model,
+		"flipzero loop --run " + run + " goes on from it",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pretrain's output lacks %q:\n%s", want, out)
