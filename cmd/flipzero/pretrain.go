@@ -101,9 +101,7 @@ func runPretrain(ctx context.Context, args []string, io stdio) error {
 	if err == nil && *runDir != "" {
 		// Said here, not by loop.Pretrain: a config's start section
 		// pretrains inside the loop, which goes on by itself.
-		if gens, gerr := runfolder.Folder(*runDir).Generations(); gerr == nil && len(gens) > 0 {
-			fmt.Fprintf(io.out, "flipzero loop --run %s goes on from it\n", *runDir)
-		}
+		fmt.Fprintf(io.out, "flipzero loop --run %s goes on from it\n", *runDir)
 	}
 	return err
 }
