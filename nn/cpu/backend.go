@@ -38,7 +38,7 @@ func (b backend) ConvInfo() string { return convInfo(b.arch()) }
 func (b backend) SpeedNote() string {
 	if arch, ok := b.arch(); ok && arch.int8 {
 		times := "four times"
-		if arch.byteWeights < archAVX512VNNI.byteWeights {
+		if arch.pairSums {
 			times = "twice" // two instructions for VNNI's one
 		}
 		return "the " + arch.name + " kernels multiply bytes, " + times + " the products a cycle that the float32 peak counts, and gather nothing first"

@@ -159,7 +159,7 @@ func BenchmarkTowerConv(b *testing.B) {
 				c := newInt8Conv(fc, arch.byteWeights)
 				q := quantized{make([]uint8, len(src)), make([]float32, batch*g.padCells), make([]float32, batch*g.padCells)}
 				run = func() {
-					quantizePixels(q, src, g.pix, sh.cells(), filters, nil, 0, false)
+					quantizePixels(q, src, g.pix, sh.cells(), filters, nil, 0, false, arch.byteInputs)
 					g.convInt8(c, q, false, dst, nil, 0, n, true, false)
 				}
 			case arch.bf16:

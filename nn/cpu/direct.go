@@ -55,13 +55,15 @@ type directTile struct {
 // layers as the float32 set of its width does; an amx set convolves
 // those whose channels come in 32s on AMX's tiles (amx_amd64.go), the
 // rest on AVX-512 BF16. An int8 set convolves the tower's 3×3 layers on
-// bytes (int8.go), its weights held to ±byteWeights, its other layers as
-// the float32 set of its width.
+// bytes (int8.go), its weights held to ±byteWeights and its inputs to
+// 0..byteInputs, its other layers as the float32 set of its width; a
+// pairSums set (AVX2's) sums each pair of products in int16 first.
 type directArch struct {
-	name                  string
-	pixels, lanes, groups int
-	bf16, amx, int8       bool
-	byteWeights           int
+	name                    string
+	pixels, lanes, groups   int
+	bf16, amx, int8         bool
+	pairSums                bool
+	byteWeights, byteInputs int
 }
 
 var (
@@ -69,12 +71,15 @@ var (
 	archAVX2       = directArch{name: "AVX2", pixels: 4, lanes: 8, groups: 3}
 	archAVX512BF16 = directArch{name: "AVX-512 BF16", pixels: 6, lanes: 16, groups: 4, bf16: true}
 	archAMXBF16    = directArch{name: "AMX BF16", pixels: 6, lanes: 16, groups: 4, bf16: true, amx: true}
-	archAVX512VNNI = directArch{name: "AVX-512 VNNI", pixels: 6, lanes: 16, groups: 4, int8: true, byteWeights: 127}
-	archAVXVNNI    = directArch{name: "AVX-VNNI", pixels: 4, lanes: 8, groups: 3, int8: true, byteWeights: 127}
-	// AVX2's VPMADDUBSW sums two products of a byte input (up to 255) and
-	// a byte weight in int16, which saturates past 32,767: weights held
-	// to ±64 keep a pair's sum within it.
-	archAVX2Int8 = directArch{name: "AVX2 int8", pixels: 4, lanes: 8, groups: 3, int8: true, byteWeights: 64}
+	archAVX512VNNI = directArch{name: "AVX-512 VNNI", pixels: 6, lanes: 16, groups: 4, int8: true, byteWeights: 127, byteInputs: 255}
+	archAVXVNNI    = directArch{name: "AVX-VNNI", pixels: 4, lanes: 8, groups: 3, int8: true, byteWeights: 127, byteInputs: 255}
+	// AVX2's VPMADDUBSW sums two products of a byte input and a byte
+	// weight in int16, which saturates past 32,767: inputs held to 0..127
+	// keep a pair's sum within it (2 × 128 × 127, a rounding's extra
+	// input level included) with the weights at VNNI's ±127 — a position's
+	// inputs, one scale for all its channels, are where a bit counts
+	// more (docs/experiments.md, 2026-12-04).
+	archAVX2Int8 = directArch{name: "AVX2 int8", pixels: 4, lanes: 8, groups: 3, int8: true, pairSums: true, byteWeights: 127, byteInputs: 127}
 )
 
 // forTraining is the kernel set a trainer convolves with when arch is
@@ -106,8 +111,8 @@ func directDefault() (directArch, bool) { return directChoice(false) }
 // (where it has AVX2), neon (on arm64) or im2row (none: im2row + matrix
 // multiply) — else, where preferFast and the CPU has them, the fastest
 // kernels of reduced precision: AMX's bfloat16 tiles, else bytes on
-// kernels as wide as its fastest float32 set's, weights to ±127
-// (AVX-512 VNNI: 1.8× AVX-512 BF16's positions a second on Zen 4, and
+// kernels as wide as its fastest float32 set's that sum four products
+// at once (AVX-512 VNNI: 1.8× AVX-512 BF16's positions a second on Zen 4, and
 // stronger at equal time; on a CPU without AVX-512, AVX-VNNI), else
 // AVX-512 BF16; else the fastest float32 set (fullBytes says why AVX2's
 // bytes are not taken unasked).
@@ -138,12 +143,13 @@ func directChoice(preferFast bool) (directArch, bool) {
 }
 
 // fullBytes says whether an int8 set is self-play's default beside the
-// fastest float32 set: as wide, and with weights to ±127. AVX2's bytes
-// (weights to ±64) evaluate 1.6–1.8× AVX2's float32 on a Zen 3, yet the
-// network they trained in an hour lost to float32's at equal time
-// (docs/experiments.md, 2026-12-02): FLIPZERO_CONV=avx2int8 asks for them.
+// fastest float32 set: as wide, and summing four products at once. AVX2's
+// bytes (pairs summed in int16) evaluate 1.6–1.8× AVX2's float32 on a
+// Zen 3, yet with weights to ±64 the network they trained in an hour lost
+// to float32's at equal time (docs/experiments.md, 2026-12-02):
+// FLIPZERO_CONV=avx2int8 asks for them.
 func fullBytes(int8s, floats directArch) bool {
-	return int8s.lanes == floats.lanes && int8s.byteWeights == 127
+	return int8s.lanes == floats.lanes && !int8s.pairSums
 }
 
 // ConvInfo says how a float32 CPU evaluator convolves, for people.

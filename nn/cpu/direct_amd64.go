@@ -151,7 +151,7 @@ func directKernel(arch directArch, groups int, prec precision, t *directTile) {
 		default:
 			direct6x4VNNI(t)
 		}
-	case prec == precInt8 && arch.byteWeights == archAVX2Int8.byteWeights:
+	case prec == precInt8 && arch.pairSums:
 		switch groups {
 		case 1:
 			direct4x1AVX2Int8(t)

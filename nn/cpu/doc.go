@@ -26,9 +26,10 @@
 // convolutions in reduced precision where the CPU has it, the stem and
 // the heads in float32, on the first of these the CPU runs
 // (directChoice): bfloat16 on AMX; else bytes on kernels as wide as its
-// fastest float32 set, weights to ±127 (AVX-512 VNNI; on a CPU without
-// AVX-512, AVX-VNNI); else bfloat16 on AVX-512 BF16; else the float32
-// kernels. AVX2's bytes (weights to ±64) only where FLIPZERO_CONV asks.
+// fastest float32 set that sum four products at once (AVX-512 VNNI; on a
+// CPU without AVX-512, AVX-VNNI); else bfloat16 on AVX-512 BF16; else the
+// float32 kernels. AVX2's bytes (inputs to 0..127, pairs of products
+// summed in int16) only where FLIPZERO_CONV asks.
 //
 // bfloat16 (bf16_amd64.go, direct.go's convBF16): where the CPU has
 // AVX-512 BF16 and the tower an even number of filters, the inputs and

@@ -433,7 +433,7 @@ func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int) 
 			fillPixels(d.quant, d.border[:d.dirty*d.borderCells], c.in, 0)
 			d.dirty = 0
 		}
-		quantizePixels(q, src, d.pix[:n], cells, c.in, border, d.borderCells, signed)
+		quantizePixels(q, src, d.pix[:n], cells, c.in, border, d.borderCells, signed, d.arch.byteInputs)
 		d.convInt8(c, q, signed, dst, skip, 0, n, true, false)
 		return
 	}

@@ -11,9 +11,10 @@ import (
 // lane an instruction (AVX2: three instructions):
 //
 //   - each output channel's weights are scaled by their largest
-//     magnitude to −127..127 (symmetric, so no zero point), or to −64..64
-//     for AVX2, whose pairs of products are summed in int16;
-//   - each position's inputs are scaled by their range to 0..255: a
+//     magnitude to −127..127 (symmetric, so no zero point);
+//   - each position's inputs are scaled by their range to 0..255 (for
+//     AVX2, 0..127, the weights then ±127: a position's scale spans all
+//     its channels, so its inputs need the bits more): a
 //     3×3 convolution reads only its own position's pixels, so one scale
 //     a position serves the whole neighbourhood, and a position's result
 //     does not depend on the others in its batch. Most inputs are ReLU
@@ -105,13 +106,15 @@ type quantized struct {
 // quantizePixels writes the channels of the pixels in pix (ascending, a
 // position's cells after another's) from src into q as bytes, each
 // position's range from min(0, its least) to its largest scaled to
-// 0..255 and rounded to nearest even, and each of its pixels' scale
-// (the range / 255) and zero point × scale. Unless signed the inputs are
+// 0..levels (255, or AVX2's 127) and rounded to nearest even, and each
+// of its pixels' scale (the range / levels) and zero point × scale. The
+// input and the zero point are rounded apart, so a byte can reach
+// levels + 1. Unless signed the inputs are
 // never negative (a negative one would be 0) and the zero point is 0.
 // Where border is not nil the zero point is also written into the
 // position's padding pixels, borderCells a position in border, so that
 // they read as zero.
-func quantizePixels(q quantized, src []float32, pix []int32, cells, channels int, border []int32, borderCells int, signed bool) {
+func quantizePixels(q quantized, src []float32, pix []int32, cells, channels int, border []int32, borderCells int, signed bool, levels int) {
 	for i, first := 0, 0; first < len(pix); i, first = i+1, first+cells {
 		pos := pix[first : first+cells]
 		lo, hi := rangePixels(src, pos, channels)
@@ -121,8 +124,9 @@ func quantizePixels(q quantized, src []float32, pix []int32, cells, channels int
 		var s, inv float32 // all zero: every byte the zero point, 0
 		zp := 0
 		if hi > lo {
-			s, inv = (hi-lo)/255, 255/(hi-lo)
-			zp = int(min(math.RoundToEven(float64(-lo*inv)), 255))
+			top := float32(levels)
+			s, inv = (hi-lo)/top, top/(hi-lo)
+			zp = int(min(math.RoundToEven(float64(-lo*inv)), float64(levels)))
 		}
 		for _, p := range pos {
 			q.scale[p], q.zero[p] = s, float32(zp)*s

@@ -11,12 +11,12 @@ import (
 	"github.com/flipzero/flipzero/nn"
 )
 
-// TestNewInt8Conv: each output channel's largest weight becomes ±127
-// (±64 for AVX2's kernels), every weight is its byte × its channel's
+// TestNewInt8Conv: each output channel's largest weight becomes
+// ±byteWeights (127; 64 tests a narrower range), every weight is its byte × its channel's
 // scale within half a scale, and a channel of zeros has scale 0 and zero
 // bytes.
 func TestNewInt8Conv(t *testing.T) {
-	for _, byteWeights := range []int{archAVX512VNNI.byteWeights, archAVX2Int8.byteWeights} {
+	for _, byteWeights := range []int{archAVX512VNNI.byteWeights, 64} {
 		t.Run(fmt.Sprint(byteWeights), func(t *testing.T) { testNewInt8Conv(t, byteWeights) })
 	}
 }
@@ -53,7 +53,8 @@ func testNewInt8Conv(t *testing.T, byteWeights int) {
 }
 
 // TestQuantizePixels: each position's pixels become bytes scaled by its
-// own range (the largest value becomes 255 and, with a sign, the least 0;
+// own range (the largest value becomes the top level, 255 or AVX2's 127,
+// and, with a sign, the least 0;
 // a position of zeros stays zero), each value within half a scale of
 // (its byte − the zero point) × the scale, the zero point written into
 // the position's padding, the pixels neither listed nor padding
@@ -61,14 +62,16 @@ func testNewInt8Conv(t *testing.T, byteWeights int) {
 // has, or Go's); TestPixelLoopsAssembly compares the assembly with Go's.
 func TestQuantizePixels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	for _, signed := range []bool{false, true} {
-		for _, channels := range []int{8, 16, 20, 64, 80} {
-			testQuantizePixels(t, rng, signed, channels)
+	for _, levels := range []int{archAVX512VNNI.byteInputs, archAVX2Int8.byteInputs} {
+		for _, signed := range []bool{false, true} {
+			for _, channels := range []int{8, 16, 20, 64, 80} {
+				testQuantizePixels(t, rng, signed, channels, levels)
+			}
 		}
 	}
 }
 
-func testQuantizePixels(t *testing.T, rng *rand.Rand, signed bool, channels int) {
+func testQuantizePixels(t *testing.T, rng *rand.Rand, signed bool, channels, levels int) {
 	// A position's pixels are 3·cells: the listed ones 1, 4, 7, …, its
 	// padding 0, 3, 6, …, and 2, 5, 8, … neither.
 	const positions, cells = 4, 10
@@ -94,15 +97,15 @@ func testQuantizePixels(t *testing.T, rng *rand.Rand, signed bool, channels int)
 		return b
 	}
 	q := quantized{bytes(), make([]float32, pixels), make([]float32, pixels)}
-	quantizePixels(q, src, pix, cells, channels, border, cells, signed)
-	name := fmt.Sprintf("signed %v, channels %d", signed, channels)
+	quantizePixels(q, src, pix, cells, channels, border, cells, signed, levels)
+	name := fmt.Sprintf("levels %d, signed %v, channels %d", levels, signed, channels)
 	for i, p := range pix {
 		s, zp, off := q.scale[p], 0.0, 0.0
 		if s != 0 { // zero holds the zero point × the scale
 			zp = math.Round(float64(q.zero[p]) / float64(s))
 			off = math.Abs(float64(q.zero[p])/float64(s) - zp)
 		}
-		if off > 1e-4 || zp < 0 || zp > 255 || (!signed && zp != 0) {
+		if off > 1e-4 || zp < 0 || zp > float64(levels) || (!signed && zp != 0) {
 			t.Fatalf("%s, pixel %d: zero point %g (off a whole byte by %g)", name, p, zp, off)
 		}
 		if (i/cells == 2) != (s == 0) {
@@ -125,14 +128,16 @@ func testQuantizePixels(t *testing.T, rng *rand.Rand, signed bool, channels int)
 		if first/cells == 2 {
 			continue
 		}
-		least, most := uint8(255), uint8(0)
+		least, most := 255, 0
 		for _, p := range pix[first : first+cells] {
 			for _, b := range q.bytes[int(p)*channels:][:channels] {
-				least, most = min(least, b), max(most, b)
+				least, most = min(least, int(b)), max(most, int(b))
 			}
 		}
-		if most != 255 || (signed && least != 0) {
-			t.Errorf("%s, position %d: bytes %d..%d, want ..255 (and 0.. with a sign)", name, first/cells, least, most)
+		// The largest input's byte and the zero point round apart: one
+		// over the top level at most.
+		if most < levels || most > min(levels+1, 255) || (signed && least != 0) {
+			t.Errorf("%s, position %d: bytes %d..%d, want ..%d (and 0.. with a sign)", name, first/cells, least, most, levels)
 		}
 	}
 }
@@ -144,8 +149,9 @@ func testQuantizePixels(t *testing.T, rng *rand.Rand, signed bool, channels int)
 // number of channel groups, part of one, more than one block, padded
 // and compact outputs, a part of a batch alone, Othello's board and
 // YINSH's — with weights over the set's whole range, and at its
-// extremes (every input 255, every weight ±byteWeights: AVX2's int16
-// pairs at their largest).
+// extremes (every input at the top a quantization reaches, byteInputs + 1
+// up to 255, every weight ±byteWeights: AVX2's int16 pairs at their
+// largest).
 func TestInt8KernelsMatchIntegerSums(t *testing.T) {
 	forEachInt8Set(t, func(t *testing.T, arch directArch) {
 		for _, size := range []int{8, 11} {
@@ -202,9 +208,12 @@ func testInt8Kernels(t *testing.T, arch directArch, size, filters, batch int, ex
 	// a sign), which its padding holds.
 	plain := quantized{make([]uint8, batch*g.padCells*filters), make([]float32, batch*g.padCells), make([]float32, batch*g.padCells)}
 	signed := quantized{make([]uint8, len(plain.bytes)), plain.scale, make([]float32, len(plain.zero))}
+	// top is the largest byte quantizePixels writes: its top level, one
+	// more where rounding apart lifts it (int8.go), at most 255.
+	top := min(arch.byteInputs+1, 255)
 	zps := make([]int32, batch)
 	for b := range zps {
-		zps[b] = int32(rng.IntN(256))
+		zps[b] = int32(rng.IntN(arch.byteInputs + 1))
 		for p := b * g.padCells; p < (b+1)*g.padCells; p++ {
 			plain.scale[p] = float32(0.5 + rng.Float64())
 			signed.zero[p] = float32(zps[b]) * plain.scale[p]
@@ -217,9 +226,9 @@ func testInt8Kernels(t *testing.T, arch directArch, size, filters, batch int, ex
 	for _, p := range g.pix {
 		for j := range filters {
 			k := int(p)*filters + j
-			plain.bytes[k], signed.bytes[k], skip[k] = uint8(rng.IntN(256)), uint8(rng.IntN(256)), float32(rng.NormFloat64())
+			plain.bytes[k], signed.bytes[k], skip[k] = uint8(rng.IntN(top+1)), uint8(rng.IntN(top+1)), float32(rng.NormFloat64())
 			if extreme {
-				plain.bytes[k], signed.bytes[k] = 255, 255
+				plain.bytes[k], signed.bytes[k] = uint8(top), uint8(top)
 			}
 		}
 	}
@@ -328,8 +337,8 @@ func TestInt8EvaluatorAgreesWithFloat32(t *testing.T) {
 
 // TestInt8Choice: the fast backend's evaluators take the int8 kernels
 // where the CPU has no AMX and has int8 kernels as wide as its widest
-// float32 ones and weights to ±127 (AVX-512 VNNI; or, without AVX-512,
-// AVX-VNNI; not AVX2's ±64),
+// float32 ones that sum four products at once (AVX-512 VNNI; or,
+// without AVX-512, AVX-VNNI; not AVX2's pairs),
 // unless FLIPZERO_CONV names another set; FLIPZERO_CONV naming an int8
 // set gives it to every evaluator; the trainer never takes them, and
 // trains on the float32 kernels of the int8 set's width.
@@ -342,7 +351,7 @@ func TestInt8Choice(t *testing.T) {
 	floats := directArchs()
 	bf16s := directBF16Archs()
 	hasAMX := len(bf16s) > 0 && bf16s[0].amx
-	wide := len(int8s) > 0 && int8s[0].lanes == floats[0].lanes && int8s[0].byteWeights == 127
+	wide := len(int8s) > 0 && int8s[0].lanes == floats[0].lanes && !int8s[0].pairSums
 	// in says whether the CPU runs a set of archs that env names.
 	in := func(archs []directArch, env string) bool {
 		for _, a := range archs {
