@@ -18,7 +18,8 @@ func Backend() nn.Backend { return backend{} }
 // probabilities within 0.03 of float32's; an hour of Othello self-play
 // on a core with it beat float32 82–3–15); else, on a CPU without
 // AVX-512, on bytes with AVX-VNNI (int8.go); else as Backend does (AVX2's
-// bytes, faster but weaker at equal time, where FLIPZERO_CONV=avx2int8). It trains in float32.
+// bytes, faster but no stronger at equal time, where
+// FLIPZERO_CONV=avx2int8). It trains in float32.
 func FastBackend() nn.Backend { return backend{fast: true} }
 
 // backend is the CPU; fast lets its evaluators take the kernels of

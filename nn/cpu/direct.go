@@ -76,9 +76,9 @@ var (
 	// AVX2's VPMADDUBSW sums two products of a byte input and a byte
 	// weight in int16, which saturates past 32,767: inputs held to 0..127
 	// keep a pair's sum within it (2 × 128 × 127, a rounding's extra
-	// input level included) with the weights at VNNI's ±127 — a position's
-	// inputs, one scale for all its channels, are where a bit counts
-	// more (docs/experiments.md, 2026-12-04).
+	// input level included) with the weights at VNNI's ±127: trained
+	// networks' values move less from float32's than with the weights
+	// held to ±64 and the inputs to 255 (docs/experiments.md, 2026-12-04).
 	archAVX2Int8 = directArch{name: "AVX2 int8", pixels: 4, lanes: 8, groups: 3, int8: true, pairSums: true, byteWeights: 127, byteInputs: 127}
 )
 
@@ -145,9 +145,10 @@ func directChoice(preferFast bool) (directArch, bool) {
 // fullBytes says whether an int8 set is self-play's default beside the
 // fastest float32 set: as wide, and summing four products at once. AVX2's
 // bytes (pairs summed in int16) evaluate 1.6–1.8× AVX2's float32 on a
-// Zen 3, yet with weights to ±64 the network they trained in an hour lost
-// to float32's at equal time (docs/experiments.md, 2026-12-02):
-// FLIPZERO_CONV=avx2int8 asks for them.
+// Zen 3, yet the network they trained in an hour at equal time was no
+// stronger than float32's (docs/experiments.md, 2026-12-04: 51–49, with
+// 1.31× the steps; with weights to ±64, 38–62): FLIPZERO_CONV=avx2int8
+// asks for them.
 func fullBytes(int8s, floats directArch) bool {
 	return int8s.lanes == floats.lanes && !int8s.pairSums
 }

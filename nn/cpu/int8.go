@@ -13,8 +13,8 @@ import (
 //   - each output channel's weights are scaled by their largest
 //     magnitude to −127..127 (symmetric, so no zero point);
 //   - each position's inputs are scaled by their range to 0..255 (for
-//     AVX2, 0..127, the weights then ±127: a position's scale spans all
-//     its channels, so its inputs need the bits more): a
+//     AVX2, whose pairs of products are summed in int16, 0..127: giving
+//     up an input's bit moves a trained network less than a weight's): a
 //     3×3 convolution reads only its own position's pixels, so one scale
 //     a position serves the whole neighbourhood, and a position's result
 //     does not depend on the others in its batch. Most inputs are ReLU
