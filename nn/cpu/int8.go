@@ -109,7 +109,7 @@ type quantized struct {
 // 0..levels (255, or AVX2's 127) and rounded to nearest even, and each
 // of its pixels' scale (the range / levels) and zero point × scale. The
 // input and the zero point are rounded apart, so a byte can reach
-// levels + 1. Unless signed the inputs are
+// levels + 1 (255 at most). Unless signed the inputs are
 // never negative (a negative one would be 0) and the zero point is 0.
 // Where border is not nil the zero point is also written into the
 // position's padding pixels, borderCells a position in border, so that
