@@ -156,7 +156,7 @@ func BenchmarkTowerConv(b *testing.B) {
 			var run func()
 			switch {
 			case arch.int8:
-				c := newInt8Conv(fc, arch.byteWeights)
+				c := newInt8Conv(fc)
 				q := quantized{make([]uint8, len(src)), make([]float32, batch*g.padCells), make([]float32, batch*g.padCells)}
 				run = func() {
 					quantizePixels(q, src, g.pix, sh.cells(), filters, nil, 0, false, arch.byteInputs)

@@ -55,15 +55,15 @@ type directTile struct {
 // layers as the float32 set of its width does; an amx set convolves
 // those whose channels come in 32s on AMX's tiles (amx_amd64.go), the
 // rest on AVX-512 BF16. An int8 set convolves the tower's 3×3 layers on
-// bytes (int8.go), its weights held to ±byteWeights and its inputs to
+// bytes (int8.go), its weights held to ±127 (byteWeights) and its inputs to
 // 0..byteInputs, its other layers as the float32 set of its width; a
 // pairSums set (AVX2's) sums each pair of products in int16 first.
 type directArch struct {
-	name                    string
-	pixels, lanes, groups   int
-	bf16, amx, int8         bool
-	pairSums                bool
-	byteWeights, byteInputs int
+	name                  string
+	pixels, lanes, groups int
+	bf16, amx, int8       bool
+	pairSums              bool
+	byteInputs            int
 }
 
 var (
@@ -71,15 +71,15 @@ var (
 	archAVX2       = directArch{name: "AVX2", pixels: 4, lanes: 8, groups: 3}
 	archAVX512BF16 = directArch{name: "AVX-512 BF16", pixels: 6, lanes: 16, groups: 4, bf16: true}
 	archAMXBF16    = directArch{name: "AMX BF16", pixels: 6, lanes: 16, groups: 4, bf16: true, amx: true}
-	archAVX512VNNI = directArch{name: "AVX-512 VNNI", pixels: 6, lanes: 16, groups: 4, int8: true, byteWeights: 127, byteInputs: 255}
-	archAVXVNNI    = directArch{name: "AVX-VNNI", pixels: 4, lanes: 8, groups: 3, int8: true, byteWeights: 127, byteInputs: 255}
+	archAVX512VNNI = directArch{name: "AVX-512 VNNI", pixels: 6, lanes: 16, groups: 4, int8: true, byteInputs: 255}
+	archAVXVNNI    = directArch{name: "AVX-VNNI", pixels: 4, lanes: 8, groups: 3, int8: true, byteInputs: 255}
 	// AVX2's VPMADDUBSW sums two products of a byte input and a byte
 	// weight in int16, which saturates past 32,767: inputs held to 0..127
 	// keep a pair's sum within it (2 × 128 × 127, a rounding's extra
-	// input level included) with the weights at VNNI's ±127: trained
+	// input level included) with the weights at ±127 as VNNI's: trained
 	// networks' values move less from float32's than with the weights
 	// held to ±64 and the inputs to 255 (docs/experiments.md, 2026-12-04).
-	archAVX2Int8 = directArch{name: "AVX2 int8", pixels: 4, lanes: 8, groups: 3, int8: true, pairSums: true, byteWeights: 127, byteInputs: 127}
+	archAVX2Int8 = directArch{name: "AVX2 int8", pixels: 4, lanes: 8, groups: 3, int8: true, pairSums: true, byteInputs: 127}
 )
 
 // forTraining is the kernel set a trainer convolves with when arch is

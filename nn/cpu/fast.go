@@ -22,9 +22,8 @@ type model struct {
 	blocksBF16 [][2]bf16Conv
 	// blocksInt8 are the blocks' convolutions in bytes, for the int8
 	// kernels (directArch.int8), where the CPU has them and the tower's
-	// filters come in fours, by the range their kernels hold the weights
-	// to (directArch.byteWeights).
-	blocksInt8 map[int][][2]*int8Conv
+	// filters come in fours.
+	blocksInt8 [][2]*int8Conv
 	// gpool is each block's global pooling layer, nil in blocks without.
 	gpool                 []*foldedDense
 	policyConv, valueConv foldedConv
@@ -128,16 +127,8 @@ func newModel(g env.Game, cfg nn.Config, l nn.Layers) *model {
 		if bf16 && cfg.Filters%2 == 0 {
 			m.blocksBF16 = append(m.blocksBF16, [2]bf16Conv{newBF16Conv(last[0]), newBF16Conv(last[1])})
 		}
-		for _, arch := range int8s {
-			if cfg.Filters%4 != 0 {
-				break
-			}
-			if m.blocksInt8 == nil {
-				m.blocksInt8 = map[int][][2]*int8Conv{}
-			}
-			if bw := arch.byteWeights; len(m.blocksInt8[bw]) == i {
-				m.blocksInt8[bw] = append(m.blocksInt8[bw], [2]*int8Conv{newInt8Conv(last[0], bw), newInt8Conv(last[1], bw)})
-			}
+		if len(int8s) > 0 && cfg.Filters%4 == 0 {
+			m.blocksInt8 = append(m.blocksInt8, [2]*int8Conv{newInt8Conv(last[0]), newInt8Conv(last[1])})
 		}
 		var pool *foldedDense
 		if d := l.GlobalPool[i]; d != nil {
@@ -422,7 +413,7 @@ func (e *Evaluator) towerDirect(input []float32, count int) (policy, value []flo
 // a global pooling bias, which can make inputs negative); in bfloat16
 // with the bf16 kernels, src rounded into d.half first; else in float32.
 func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int) {
-	if blocks := f.blocksInt8[d.arch.byteWeights]; d.arch.int8 && len(blocks) > 0 {
+	if blocks := f.blocksInt8; d.arch.int8 && len(blocks) > 0 {
 		c, cells := blocks[i][k], f.shape.cells()
 		signed := k == 1 && f.gpool[i] != nil
 		q := quantized{bytes: d.quant, scale: d.qscale, zero: d.qzero}

@@ -35,15 +35,18 @@ import (
 // weightSlack more after it, which the AVX2 kernels read.
 type int8Conv struct {
 	kernel, in, out int
-	byteWeights     int
 	w               []uint32
 	wscale, wsum, b []float32
 }
 
-func newInt8Conv(c foldedConv, byteWeights int) *int8Conv {
+// byteWeights is the largest magnitude of a weight's byte, in every int8
+// set: AVX2's holds its inputs to 127 instead (directArch.byteInputs).
+const byteWeights = 127
+
+func newInt8Conv(c foldedConv) *int8Conv {
 	kk, quads := c.kernel*c.kernel, c.in/4
 	slack := func(n int) []float32 { return make([]float32, n, n+weightSlack) }
-	ic := &int8Conv{kernel: c.kernel, in: c.in, out: c.out, byteWeights: byteWeights,
+	ic := &int8Conv{kernel: c.kernel, in: c.in, out: c.out,
 		w: make([]uint32, kk*quads*c.out, kk*quads*c.out+weightSlack), wscale: slack(c.out), wsum: slack(c.out), b: c.b}
 	inv := make([]float32, c.out)
 	top := float32(byteWeights)
@@ -81,7 +84,7 @@ func newInt8Conv(c foldedConv, byteWeights int) *int8Conv {
 // (c.in channels a pixel) and each padded pixel's scale and, if signed,
 // zero point × scale; the sums are int32, dst float32.
 func (d *directGeom) convInt8(c *int8Conv, q quantized, signed bool, dst, skip []float32, lo, hi int, relu, compact bool) {
-	if !d.arch.int8 || c.byteWeights > d.arch.byteWeights {
+	if !d.arch.int8 {
 		panic("nn: int8 convolution with the " + d.arch.name + " kernels")
 	}
 	if cap(c.w) < len(c.w)+weightSlack || cap(c.wscale) < len(c.wscale)+weightSlack ||

@@ -12,16 +12,9 @@ import (
 )
 
 // TestNewInt8Conv: each output channel's largest weight becomes
-// ±byteWeights (127; 64 tests a narrower range), every weight is its byte × its channel's
-// scale within half a scale, and a channel of zeros has scale 0 and zero
-// bytes.
+// ±byteWeights, every weight is its byte × its channel's scale within
+// half a scale, and a channel of zeros has scale 0 and zero bytes.
 func TestNewInt8Conv(t *testing.T) {
-	for _, byteWeights := range []int{archAVX512VNNI.byteWeights, 64} {
-		t.Run(fmt.Sprint(byteWeights), func(t *testing.T) { testNewInt8Conv(t, byteWeights) })
-	}
-}
-
-func testNewInt8Conv(t *testing.T, byteWeights int) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const in, out = 12, 20
 	c := foldedConv{kernel: 3, in: in, out: out, w: make([]float32, 9*in*out), b: make([]float32, out, out+weightSlack)}
@@ -30,7 +23,7 @@ func testNewInt8Conv(t *testing.T, byteWeights int) {
 			c.w[i] = float32(rng.NormFloat64() * math.Pow(10, float64(i%out%5-3)))
 		}
 	}
-	ic := newInt8Conv(c, byteWeights)
+	ic := newInt8Conv(c)
 	for o := range out {
 		most := 0
 		for k := range 9 {
@@ -175,15 +168,15 @@ func testInt8Kernels(t *testing.T, arch directArch, size, filters, batch int, ex
 	sh := shape{planes: filters, height: size, width: size}
 	g := newDirectGeom(arch, sh, batch)
 	rng := rand.New(rand.NewPCG(uint64(filters), uint64(batch)))
-	c := &int8Conv{kernel: 3, in: filters, out: filters, byteWeights: arch.byteWeights, w: make([]uint32, 9*filters/4*filters, 9*filters/4*filters+weightSlack),
+	c := &int8Conv{kernel: 3, in: filters, out: filters, w: make([]uint32, 9*filters/4*filters, 9*filters/4*filters+weightSlack),
 		wscale: make([]float32, filters, filters+weightSlack), wsum: make([]float32, filters, filters+weightSlack), b: make([]float32, filters, filters+weightSlack)}
 	// weightByte is a weight over the set's range, or at one of its ends
 	// (the same sign for an output channel's weights).
 	weightByte := func(o int) uint32 {
 		if extreme {
-			return uint32(uint8(int8((o%2*2 - 1) * arch.byteWeights)))
+			return uint32(uint8(int8((o%2*2 - 1) * byteWeights)))
 		}
-		return uint32(uint8(int8(rng.IntN(2*arch.byteWeights+1) - arch.byteWeights)))
+		return uint32(uint8(int8(rng.IntN(2*byteWeights+1) - byteWeights)))
 	}
 	for i := range c.w {
 		for b := range 4 {
