@@ -109,9 +109,11 @@ func NewBatchEvaluator(g env.Game, inf Inference) (*BatchEvaluator, error) {
 	if err != nil {
 		return nil, err
 	}
+	n := inf.MaxBatch()
 	return &BatchEvaluator{game: g, inf: inf, shape: sh,
-		input: make([]float32, inf.MaxBatch()*sh.planes*sh.cells()),
-		legal: make([]int, 0, sh.actions)}, nil
+		input:   make([]float32, n*sh.planes*sh.cells()),
+		legal:   make([]int, 0, sh.actions),
+		waiting: make([]int, 0, n), keys: make([]uint64, 0, n)}, nil
 }
 
 // BatchEvaluator: see NewBatchEvaluator.
@@ -121,6 +123,11 @@ type BatchEvaluator struct {
 	shape shape
 	input []float32
 	legal []int
+	// waiting are the indices of the states encoded in input, awaiting
+	// Forward, and keys their cache keys where there is a cache.
+	waiting []int
+	keys    []uint64
+	cache   *cacheReader // nil: no cache
 	// closed is set by Close (from the worker's goroutine) and read by
 	// Evaluators.Reload.
 	closed atomic.Bool
@@ -139,32 +146,67 @@ func (e *BatchEvaluator) Close() error {
 }
 
 // Evaluate writes each state's priors over the action space and its value
-// for the player to move, as (*Evaluator).Evaluate does.
+// for the player to move, as (*Evaluator).Evaluate does. With a cache,
+// the positions it remembers are answered from it and only the others
+// go through the network, in batches of its largest.
 func (e *BatchEvaluator) Evaluate(states []env.State, priors, values []float32) error {
 	sh := e.shape
 	if len(priors) < len(states)*sh.actions || len(values) < len(states) {
 		return fmt.Errorf("evaluate %d states: priors hold %d values and values %d, want %d and %d",
 			len(states), len(priors), len(values), len(states)*sh.actions, len(states))
 	}
+	if e.cache != nil {
+		e.cache.begin()
+	}
 	size := sh.planes * sh.cells()
-	maxBatch := e.inf.MaxBatch()
-	for start := 0; start < len(states); start += maxBatch {
-		batch := states[start:min(len(states), start+maxBatch)]
-		for i, s := range batch {
-			if s.Game().Name() != e.game.Name() {
-				return fmt.Errorf("evaluate: state %d is a %s position, the network plays %s", start+i, s.Game().Name(), e.game.Name())
+	e.waiting, e.keys = e.waiting[:0], e.keys[:0]
+	for i, s := range states {
+		if s.Game().Name() != e.game.Name() {
+			return fmt.Errorf("evaluate: state %d is a %s position, the network plays %s", i, s.Game().Name(), e.game.Name())
+		}
+		n := len(e.waiting)
+		in := e.input[n*size : (n+1)*size]
+		s.Encode(in)
+		if e.cache != nil {
+			key := cacheKey(in)
+			var hit bool
+			e.legal, hit = e.cache.lookup(key, s, priors[i*sh.actions:(i+1)*sh.actions], &values[i], e.legal)
+			if hit {
+				continue
 			}
-			s.Encode(e.input[i*size : (i+1)*size])
+			e.keys = append(e.keys, key)
 		}
-		logits, wdl, err := e.inf.Forward(e.input[:len(batch)*size], len(batch))
-		if err != nil {
-			return fmt.Errorf("evaluate: %w", err)
-		}
-		for i, s := range batch {
-			e.legal = legalSoftmax(s, logits[i*sh.actions:(i+1)*sh.actions], priors[(start+i)*sh.actions:(start+i+1)*sh.actions], e.legal)
-			values[start+i] = wdl[i*valueOutputs] - wdl[i*valueOutputs+2]
+		e.waiting = append(e.waiting, i)
+		if len(e.waiting) == cap(e.waiting) {
+			if err := e.forward(states, priors, values); err != nil {
+				return err
+			}
 		}
 	}
+	return e.forward(states, priors, values)
+}
+
+// forward runs the waiting positions through the network, writes their
+// answers (and remembers them, with a cache) and empties the wait.
+func (e *BatchEvaluator) forward(states []env.State, priors, values []float32) error {
+	n := len(e.waiting)
+	if n == 0 {
+		return nil
+	}
+	sh := e.shape
+	logits, wdl, err := e.inf.Forward(e.input[:n*sh.planes*sh.cells()], n)
+	if err != nil {
+		return fmt.Errorf("evaluate: %w", err)
+	}
+	for j, i := range e.waiting {
+		dst := priors[i*sh.actions : (i+1)*sh.actions]
+		e.legal = legalSoftmax(states[i], logits[j*sh.actions:(j+1)*sh.actions], dst, e.legal)
+		values[i] = wdl[j*valueOutputs] - wdl[j*valueOutputs+2]
+		if e.cache != nil {
+			e.cache.store(e.keys[j], e.legal, dst, values[i])
+		}
+	}
+	e.waiting, e.keys = e.waiting[:0], e.keys[:0]
 	return nil
 }
 

@@ -37,6 +37,8 @@ type Evaluators struct {
 
 	mu sync.Mutex
 	f  *Folded
+	// cache is the one the evaluators share (nil: none).
+	cache *evalCache
 	// own are the evaluators handed out with inferences of their own (no
 	// server), which Reload gives the new weights in place.
 	own []*BatchEvaluator
@@ -79,6 +81,11 @@ func (e *Evaluators) Reload(f *Folded) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.f = f
+	if e.cache != nil {
+		// Counted before the weights change (no evaluator is evaluating):
+		// the last network's answers are misses from the next call on.
+		e.cache.network.Add(1)
+	}
 	if e.server == nil {
 		return e.reloadOwn(f)
 	}
@@ -127,25 +134,47 @@ func (e *Evaluators) forgetClosed() {
 // GPU gains little, and each pipeline's buffers grow with it.
 const maxServerBatch = 4096
 
+// SetCache makes the evaluators handed out from now on share a new cache
+// of entries answers (a power of two; 0: none), which answers only for
+// the network that gave them: Reload makes them misses.
+func (e *Evaluators) SetCache(entries int) error {
+	if err := checkCacheEntries(entries); err != nil {
+		return fmt.Errorf("evaluators: %w", err)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.cache = nil
+	if entries > 0 {
+		e.cache = newEvalCache(entries)
+	}
+	return nil
+}
+
 // New returns one worker's evaluator, for one goroutine at a time. Close
 // it (if it is an io.Closer) when the worker is done, so that the server
 // stops waiting for it.
 func (e *Evaluators) New() (*BatchEvaluator, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	var be *BatchEvaluator
+	var err error
 	if e.server == nil {
-		be, err := NewEvaluator(e.backend, e.f, e.batch)
+		be, err = NewEvaluator(e.backend, e.f, e.batch)
 		if err == nil {
 			e.forgetClosed()
 			e.own = append(e.own, be)
 		}
-		return be, err
+	} else {
+		var c *Client
+		if c, err = e.server.Client(e.batch); err == nil {
+			be, err = NewBatchEvaluator(e.f.Game(), c)
+		}
 	}
-	c, err := e.server.Client(e.batch)
 	if err != nil {
 		return nil, err
 	}
-	return NewBatchEvaluator(e.f.Game(), c)
+	be.shareCache(e.cache)
+	return be, nil
 }
 
 // Batch is the size of the batches the backend computes: the server's

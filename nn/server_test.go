@@ -379,3 +379,120 @@ func TestEvaluatorsForgetClosedOnes(t *testing.T) {
 		t.Errorf("%d evaluators kept after 50 were handed out and closed, want at most the last", n)
 	}
 }
+
+// TestEvaluatorsCacheForgetsOnReload: an evaluator's cache answers for
+// the network it holds: after Reload, what it remembered of the last one
+// goes, and the positions go to the new network.
+func TestEvaluatorsCacheForgetsOnReload(t *testing.T) {
+	g := othello.Othello()
+	c := nntest.Case{Game: g, Config: nn.DefaultConfig(g)}
+	first, second := nntest.Network(t, c, 1).Fold(), nntest.Network(t, c, 2).Fold()
+	states := env.RandomPositions(g, 6, 5, false)
+	actions := g.ActionSpace()
+	want := map[*nn.Folded][]float32{}
+	for _, f := range []*nn.Folded{first, second} {
+		own, err := nn.NewEvaluator(cpu.Backend(), f, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[f] = make([]float32, 6*actions)
+		if err := own.Evaluate(states, want[f], make([]float32, 6)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, backend := range []nn.Backend{cpu.Backend(), &multiplexed{Backend: cpu.Backend(), reloadable: true}} {
+		evals, err := nn.NewEvaluators(backend, first, 2, 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := evals.SetCache(1 << 10); err != nil {
+			t.Fatal(err)
+		}
+		e, err := evals.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]float32, 6*actions)
+		for round, f := range []*nn.Folded{first, first, second, second} {
+			if round == 2 {
+				if err := evals.Reload(f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.Evaluate(states, got, make([]float32, 6)); err != nil {
+				t.Fatal(err)
+			}
+			if d, _ := nntest.Diff(got, want[f]); d > 1e-5 {
+				t.Errorf("%T, round %d: priors differ from the network's by %g", backend, round, d)
+			}
+		}
+		if hits, lookups := e.CacheStats(); hits != 12 || lookups != 24 {
+			t.Errorf("%T: %d hits of %d lookups, want 12 of 24 (the rounds after the first of each network)", backend, hits, lookups)
+		}
+		e.Close()
+		evals.Close()
+	}
+	if err := (&nn.Evaluators{}).SetCache(5); err == nil {
+		t.Error("a cache of 5 entries accepted")
+	}
+}
+
+// TestEvaluatorsShareTheirCache: what one worker's evaluator scored
+// answers another's, and workers on many goroutines read and write the
+// one cache at once (run with -race) getting the network's answers.
+func TestEvaluatorsShareTheirCache(t *testing.T) {
+	g := othello.Othello()
+	f := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1).Fold()
+	states := env.RandomPositions(g, 24, 9, false)
+	actions := g.ActionSpace()
+	own, err := nn.NewEvaluator(cpu.Backend(), f, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, len(states)*actions)
+	if err := own.Evaluate(states, want, make([]float32, len(states))); err != nil {
+		t.Fatal(err)
+	}
+	evals, err := nn.NewEvaluators(cpu.Backend(), f, 4, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := evals.SetCache(1 << 12); err != nil {
+		t.Fatal(err)
+	}
+	first, err := evals.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Evaluate(states[:12], make([]float32, 12*actions), make([]float32, 12)); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	workers := make([]*nn.BatchEvaluator, 4)
+	for w := range workers {
+		if workers[w], err = evals.New(); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := make([]float32, len(states)*actions)
+			for range 3 {
+				if err := workers[w].Evaluate(states, got, make([]float32, len(states))); err != nil {
+					t.Error(err)
+					return
+				}
+				if d, _ := nntest.Diff(got, want); d > 1e-5 {
+					t.Errorf("worker %d: priors differ from the network's by %g", w, d)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// Every worker's first call found the first evaluator's twelve.
+	for w, e := range workers {
+		if hits, lookups := e.CacheStats(); hits < 12 || lookups != int64(3*len(states)) {
+			t.Errorf("worker %d: %d hits of %d lookups, want at least 12 of %d", w, hits, lookups, 3*len(states))
+		}
+	}
+}
