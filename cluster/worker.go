@@ -377,7 +377,7 @@ func (w *worker) fetch(ctx context.Context, st State) (loaded, error) {
 // stream's settings: the last stream's, given the new weights, where the
 // settings and the architecture are the same.
 func (w *worker) evaluators(settings selfplay.Settings) (*nn.Evaluators, error) {
-	key := fmt.Sprintf("%s %v %d %d", w.game.Name(), w.net.Config(), settings.WorkerCount(), settings.BatchSize)
+	key := fmt.Sprintf("%s %v %d %d %d", w.game.Name(), w.net.Config(), settings.WorkerCount(), settings.BatchSize, settings.EvalCache)
 	if w.evals != nil && w.evalsFor == key {
 		if err := w.evals.Reload(w.net); err == nil {
 			return w.evals, nil
@@ -389,6 +389,10 @@ func (w *worker) evaluators(settings selfplay.Settings) (*nn.Evaluators, error) 
 	}
 	evals, err := nn.NewEvaluators(w.opts.Backend, w.net, settings.WorkerCount(), settings.BatchSize)
 	if err != nil {
+		return nil, err
+	}
+	if err := evals.SetCache(settings.EvalCache); err != nil {
+		evals.Close()
 		return nil, err
 	}
 	w.evals, w.evalsFor = evals, key

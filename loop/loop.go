@@ -165,6 +165,10 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		if err != nil {
 			return err
 		}
+		if err := evals.SetCache(cfg.SelfPlay.EvalCache); err != nil {
+			evals.Close()
+			return err
+		}
 		playCtx, stopPlaying := context.WithCancel(ctx)
 		local = startLocalSelfPlay(playCtx, g, cfg, evals, run, opts.Seed, gen)
 		defer func() {

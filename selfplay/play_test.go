@@ -74,6 +74,9 @@ func TestSettingsValidateNamesKeys(t *testing.T) {
 		{func(s *Settings, _ *Search) { s.SearchValueWeight = 1.5 }, "search_value_weight"},
 		{func(s *Settings, _ *Search) { s.PolicySurpriseWeight = -0.5 }, "policy_surprise_weight"},
 		{func(s *Settings, _ *Search) { s.ForkFraction = 1.5 }, "fork_fraction"},
+		{func(s *Settings, _ *Search) { s.EvalCache = 1000 }, "eval_cache"},
+		{func(s *Settings, _ *Search) { s.EvalCache = -1 }, "eval_cache"},
+		{func(s *Settings, _ *Search) { s.EvalCache = 2 * maxEvalCache }, "eval_cache"},
 	} {
 		s, q := DefaultSettings(), DefaultSearch()
 		tc.change(&s, &q)
@@ -149,5 +152,41 @@ func TestSearchValueWeightMixesTargets(t *testing.T) {
 	}
 	if fractional == 0 {
 		t.Errorf("all %d targets with weight 1 are game results: the search's value was not used", len(value))
+	}
+}
+
+// halfCached answers every other position it is given from a "cache",
+// as an nn.BatchEvaluator with one reports it, and counts the rest.
+type halfCached struct {
+	mcts.Uniform
+	hits, lookups, scored *atomic.Int64
+}
+
+func (h halfCached) Evaluate(states []env.State, priors, values []float32) error {
+	h.hits.Add(int64(len(states) / 2))
+	h.lookups.Add(int64(len(states)))
+	h.scored.Add(int64(len(states) - len(states)/2))
+	return h.Uniform.Evaluate(states, priors, values)
+}
+
+func (h halfCached) CacheStats() (int64, int64) { return h.hits.Load(), h.lookups.Load() }
+
+// TestStatsCountCacheHitsApart: the positions an evaluator's cache
+// answers are counted as cached, not as the network's evaluations.
+func TestStatsCountCacheHitsApart(t *testing.T) {
+	var hits, lookups, scored atomic.Int64
+	settings := DefaultSettings()
+	settings.Games, settings.Workers, settings.Concurrent, settings.BatchSize = 4, 1, 4, 3
+	search := DefaultSearch()
+	search.Full, search.Fast, search.FullFraction = 8, 8, 1
+	stats, err := PlayGames(context.Background(), tictactoe.Game{}, search, settings, 1, func() (mcts.Evaluator, error) {
+		return halfCached{hits: &hits, lookups: &lookups, scored: &scored}, nil
+	}, func(GameRecord) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Cached != hits.Load() || stats.Evaluations != scored.Load() || stats.Cached == 0 {
+		t.Errorf("stats: %d evaluations, %d cached; the evaluator scored %d and its cache answered %d",
+			stats.Evaluations, stats.Cached, scored.Load(), hits.Load())
 	}
 }

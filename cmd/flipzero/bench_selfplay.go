@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
@@ -24,17 +25,20 @@ import (
 // self-play reaches with what the same network does alone at the same
 // batch size on the same cores: the rest is the search's overhead.
 func runBenchSelfPlay(ctx context.Context, args []string, io stdio) (err error) {
-	fs := newFlags("bench selfplay", "bench selfplay --game G [--config FILE --seconds S]\n\n"+
+	fs := newFlags("bench selfplay", "bench selfplay --game G [--config FILE --model M --seconds S]\n\n"+
 		"Prints network evaluations/s during self-play next to the same network's standalone\n"+
 		"inference throughput at the same batch size and worker count.", io.out)
 	gameName := fs.String("game", "", "game: "+strings.Join(games.Names(), ", "))
 	configPath := fs.String("config", "", "run config (default: configs/<game>.yaml)")
+	modelPath := fs.String("model", "", "model or checkpoint whose network plays (default: the config's architecture, untrained)")
 	seconds := fs.Float64("seconds", 10, "how long to run each measurement")
 	dev := addDeviceFlag(fs)
 	profile := addProfileFlag(fs)
 	workersFlag := fs.Int("workers", 0, "self-play workers (0: the config's)")
 	concurrentFlag := fs.Int("concurrent", 0, "games per worker (0: the config's)")
 	batchFlag := fs.Int("batch", 0, "evaluation batch per worker (0: the config's)")
+	standaloneFlag := fs.Bool("standalone", true, "measure the network alone first, for the comparison")
+	cacheFlag := fs.Int("cache", -1, "self-play's evaluation cache, answers the workers share (a power of two; 0: none; -1: the config's)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -43,6 +47,17 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) (err error) 
 		return err
 	}
 	defer stopProfile(stop, &err)
+	var model *nn.Checkpoint
+	if *modelPath != "" {
+		m, mg, err := engine.LoadModel(*modelPath, nil)
+		if err != nil {
+			return usageError{err}
+		}
+		if *gameName != "" && *gameName != mg.Name() {
+			return usagef("--game %s, but the model %s plays %s", *gameName, *modelPath, mg.Name())
+		}
+		model, *gameName = m, mg.Name()
+	}
 	g, err := gameFlag(*gameName)
 	if err != nil {
 		return err
@@ -74,6 +89,12 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) (err error) 
 	if *batchFlag > 0 {
 		settings.BatchSize = *batchFlag
 	}
+	if *cacheFlag != -1 {
+		settings.EvalCache = *cacheFlag
+	}
+	if err := settings.Validate(); err != nil {
+		return usageError{err}
+	}
 	backend, say, err := dev.open()
 	if err != nil {
 		return err
@@ -84,13 +105,15 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) (err error) 
 	}
 	settings.Games = 1 << 30 // play until the time is up
 	arch := cfg.Network
-	net, err := nn.New(g, arch, 1)
-	if err != nil {
+	var net *nn.Network
+	if model != nil {
+		net, arch = model.Network, model.Network.Config()
+	} else if net, err = nn.New(g, arch, 1); err != nil {
 		return err
 	}
 	folded := net.Fold()
-	fmt.Fprintf(io.out, "%s: %v; %d workers, %d games each, batch %d, playouts %d/%d\n", g.Name(), arch,
-		settings.Workers, settings.Concurrent, settings.BatchSize, cfg.Search.Full, cfg.Search.Fast)
+	fmt.Fprintf(io.out, "%s: %v; %d workers, %d games each, batch %d, playouts %d/%d, cache %d\n", g.Name(), arch,
+		settings.Workers, settings.Concurrent, settings.BatchSize, cfg.Search.Full, cfg.Search.Fast, settings.EvalCache)
 
 	// The evaluators self-play uses: on a GPU, clients of one batching
 	// server.
@@ -99,17 +122,54 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) (err error) 
 		return err
 	}
 	defer evals.Close()
-	// Standalone: each worker evaluates batches of positions met in random
-	// games, as fast as it can.
-	positions := env.RandomPositions(g, settings.BatchSize, 1, false)
+	alone := 0.0
+	if *standaloneFlag {
+		if alone, err = standaloneRate(ctx, evals, g, settings.Workers, settings.BatchSize, budget); err != nil {
+			return err
+		}
+		fmt.Fprintf(io.out, "standalone inference: %.0f positions/s (the backend's batches of up to %d)\n", alone, evals.Batch())
+	}
+
+	// Self-play's evaluators, with its cache (the standalone ones above
+	// had none: they score the same positions over and over).
+	if err := evals.SetCache(settings.EvalCache); err != nil {
+		return err
+	}
+	playCtx, cancel := context.WithTimeout(ctx, budget)
+	defer cancel()
+	played := 0
+	start := time.Now()
+	stats, err := selfplay.PlayGames(playCtx, g, cfg.Search, settings, 1, evals.New, func(selfplay.GameRecord) { played++ })
+	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	elapsed := time.Since(start).Seconds()
+	inPlay := float64(stats.Evaluations) / elapsed
+	fmt.Fprintf(io.out, "self-play: %.0f evaluations/s, %d games finished\n", inPlay, played)
+	if settings.EvalCache > 0 {
+		answered := stats.Evaluations + stats.Cached
+		fmt.Fprintf(io.out, "the cache answered %.1f%% of the positions: %.0f positions/s in all\n",
+			100*float64(stats.Cached)/float64(max(answered, 1)), float64(answered)/elapsed)
+	}
+	if alone > 0 {
+		fmt.Fprintf(io.out, "self-play reaches %.1f%% of standalone inference\n", 100*inPlay/alone)
+	}
+	return nil
+}
+
+// standaloneRate is the positions/s workers evaluators of evals reach on
+// batches of positions met in random games, each as fast as it can, for
+// budget.
+func standaloneRate(ctx context.Context, evals *nn.Evaluators, g env.Game, workers, batch int, budget time.Duration) (float64, error) {
+	positions := env.RandomPositions(g, batch, 1, false)
 	var standalone atomic.Int64
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(budget)
-	errs := make(chan error, settings.Workers)
-	for w := 0; w < settings.Workers; w++ {
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
 		eval, err := evals.New()
 		if err != nil {
-			return err
+			return 0, err
 		}
 		wg.Add(1)
 		go func() {
@@ -128,23 +188,9 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) (err error) 
 	}
 	start := time.Now()
 	wg.Wait()
-	alone := float64(standalone.Load()) / time.Since(start).Seconds()
 	close(errs)
 	if err := <-errs; err != nil {
-		return err
+		return 0, err
 	}
-	fmt.Fprintf(io.out, "standalone inference: %.0f positions/s (the backend's batches of up to %d)\n", alone, evals.Batch())
-
-	playCtx, cancel := context.WithTimeout(ctx, budget)
-	defer cancel()
-	played := 0
-	start = time.Now()
-	stats, err := selfplay.PlayGames(playCtx, g, cfg.Search, settings, 1, evals.New, func(selfplay.GameRecord) { played++ })
-	if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	inPlay := float64(stats.Evaluations) / time.Since(start).Seconds()
-	fmt.Fprintf(io.out, "self-play: %.0f evaluations/s, %d games finished\n", inPlay, played)
-	fmt.Fprintf(io.out, "self-play reaches %.1f%% of standalone inference\n", 100*inPlay/alone)
-	return nil
+	return float64(standalone.Load()) / time.Since(start).Seconds(), nil
 }
