@@ -116,6 +116,9 @@ func NewModelEngine(path string, reg Games, opts EngineOptions) (*Engine, error)
 		return nil, errors.New("engine: no compute backend given (nn/device.Open chooses one by name)")
 	}
 	eval, err := nn.NewEvaluator(opts.Backend, c.Network.Fold(), search.LeavesPerTree)
+	if err == nil {
+		err = eval.UseCache(nn.PlayCacheEntries)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: %w", err)
 	}

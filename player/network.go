@@ -25,7 +25,11 @@ func NetworkPlayer(backend nn.Backend, label string, f *nn.Folded, playouts int)
 			if g.Name() != f.Game().Name() {
 				return nil, fmt.Errorf("the network plays %s, not %s", f.Game().Name(), g.Name())
 			}
-			return nn.NewEvaluator(backend, f, maxBatch)
+			ev, err := nn.NewEvaluator(backend, f, maxBatch)
+			if err != nil {
+				return nil, err
+			}
+			return ev, ev.UseCache(nn.PlayCacheEntries)
 		},
 	}
 }
