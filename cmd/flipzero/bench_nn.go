@@ -47,14 +47,9 @@ func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
 		if *configPath != "" {
 			return usagef("--config and --model both name a network: give one")
 		}
-		m, mg, err := engine.LoadModel(*modelPath, nil)
-		if err != nil {
-			return usageError{err}
+		if model, err = loadBenchModel(*modelPath, gameName); err != nil {
+			return err
 		}
-		if *gameName != "" && *gameName != mg.Name() {
-			return usagef("--game %s, but the model %s plays %s", *gameName, *modelPath, mg.Name())
-		}
-		model, *gameName = m, mg.Name()
 	}
 	g, err := gameFlag(*gameName)
 	if err != nil {
@@ -337,4 +332,18 @@ func compareOutputs(priors, values, wantPriors, wantValues []float32) agreement 
 		a.valueMax = max(a.valueMax, math.Abs(float64(values[i]-wantValues[i])))
 	}
 	return a
+}
+
+// loadBenchModel loads a bench's --model, whose game becomes *gameName;
+// a --game naming another game is a usage error.
+func loadBenchModel(path string, gameName *string) (*nn.Checkpoint, error) {
+	m, g, err := engine.LoadModel(path, nil)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	if *gameName != "" && *gameName != g.Name() {
+		return nil, usagef("--game %s, but the model %s plays %s", *gameName, path, g.Name())
+	}
+	*gameName = g.Name()
+	return m, nil
 }

@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flipzero/flipzero/engine"
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/loop"
@@ -49,14 +48,9 @@ func runBenchSelfPlay(ctx context.Context, args []string, io stdio) (err error) 
 	defer stopProfile(stop, &err)
 	var model *nn.Checkpoint
 	if *modelPath != "" {
-		m, mg, err := engine.LoadModel(*modelPath, nil)
-		if err != nil {
-			return usageError{err}
+		if model, err = loadBenchModel(*modelPath, gameName); err != nil {
+			return err
 		}
-		if *gameName != "" && *gameName != mg.Name() {
-			return usagef("--game %s, but the model %s plays %s", *gameName, *modelPath, mg.Name())
-		}
-		model, *gameName = m, mg.Name()
 	}
 	g, err := gameFlag(*gameName)
 	if err != nil {
