@@ -307,6 +307,56 @@ func TestResumedGenerationSaysItReused(t *testing.T) {
 	}
 }
 
+// TestLoopCountsWhatTheCacheAnswers: with selfplay.eval_cache, each
+// generation's metrics and log line give the share of self-play's
+// positions the cache answered, and evals_per_s counts the network's
+// evaluations alone; without one, no share. Played in rounds and as a
+// stream.
+func TestLoopCountsWhatTheCacheAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys string
+		cached     bool
+	}{
+		{"rounds, no cache", "", false},
+		{"rounds", "  eval_cache: 4096\n", true},
+		{"stream", "  eval_cache: 4096\n  ahead: 1\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, err := os.ReadFile(writeTinyConfig(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := filepath.Join(t.TempDir(), "cache.yaml")
+			if err := os.WriteFile(cfg, []byte(strings.Replace(string(raw), "  workers: 0", tc.keys+"  workers: 0", 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run := t.TempDir()
+			var log strings.Builder
+			if err := Loop(context.Background(), LoopOptions{Backend: cpu.Backend(), ConfigPath: cfg, RunDir: run, MaxGenerations: 2, Seed: 5, Log: &log}); err != nil {
+				t.Fatal(err)
+			}
+			ms, err := ReadMetrics(runfolder.Folder(run).Metrics())
+			if err != nil || len(ms) != 2 {
+				t.Fatalf("metrics: %d generations, %v", len(ms), err)
+			}
+			for _, m := range ms {
+				// Tic-tac-toe's few thousand positions recur in every
+				// game: a cache answers many, never all (the first
+				// time a position is met, the network is asked).
+				if got := m.CacheShare > 0.05 && m.CacheShare < 1; got != tc.cached {
+					t.Errorf("generation %d: cache share %.3f (want one: %v)", m.Generation, m.CacheShare, tc.cached)
+				}
+				if m.EvalsS <= 0 {
+					t.Errorf("generation %d: %.0f evaluations/s", m.Generation, m.EvalsS)
+				}
+			}
+			if said := strings.Contains(log.String(), "answered by the cache"); said != tc.cached {
+				t.Errorf("the log speaks of the cache: %v, want %v:\n%s", said, tc.cached, log.String())
+			}
+		})
+	}
+}
+
 // TestStoppedSelfPlaySaysWhatWasLost: a loop stopped while playing a
 // generation's games says how many moves are lost and why: when it stops
 // (Ctrl-C), and, killed without a word, when the run resumes, from the
@@ -316,9 +366,11 @@ func TestStoppedSelfPlaySaysWhatWasLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Games enough that the status counts moves before they end.
+	// As many games as a generation may have, so that the stop comes
+	// while they are played however fast the machine (or an evaluation
+	// cache, which answers most of tic-tac-toe's few positions) plays them.
 	cfg := filepath.Join(t.TempDir(), "long.yaml")
-	if err := os.WriteFile(cfg, []byte(strings.Replace(string(raw), "games_per_generation: 24", "games_per_generation: 5000", 1)), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(raw), "games_per_generation: 24", "games_per_generation: 1000000", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	folder := runfolder.Folder(t.TempDir())
