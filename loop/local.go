@@ -61,14 +61,16 @@ type localSelfPlay struct {
 	done    map[int]RemoteGames
 	err     error // why the playing goroutine stopped
 	// playing is the generation whose games are being played, and
-	// moves and evaluations how far its round has gone.
+	// moves, evaluations and cached (positions a cache answered) how far
+	// its round has gone.
 	playing     int
 	moves       atomic.Int64
 	evaluations atomic.Int64
+	cached      atomic.Int64
 	roundStart  time.Time
-	// evalBase is the stream's evaluations when the generation being
-	// played began (0 in rounds, whose count starts at 0).
-	evalBase int64
+	// base is the stream's counts when the generation being played
+	// began (0 in rounds, whose counts start at 0).
+	base selfplay.Stats
 	// finished is how each played round went, by generation.
 	finished map[int]roundStats
 	// saved are the generations whose games an earlier invocation of the
@@ -80,8 +82,18 @@ type localSelfPlay struct {
 // roundStats is how a generation's round went.
 type roundStats struct {
 	moves       int
-	evaluations int64
+	evaluations int64 // positions the network scored
+	cached      int64 // positions the evaluation cache answered instead
 	seconds     float64
+}
+
+// cacheShare is the share of the round's positions that the evaluation
+// cache answered (0 without one).
+func (r roundStats) cacheShare() float64 {
+	if r.cached == 0 {
+		return 0
+	}
+	return float64(r.cached) / float64(r.cached+r.evaluations)
 }
 
 // startLocalSelfPlay starts playing the generations after gen (the newest
@@ -183,16 +195,24 @@ func (s *localSelfPlay) Collect(ctx context.Context, number, quota int, add func
 
 // progress says how far generation number's round has gone: moves
 // played, positions evaluated and for how long; zero before it starts.
-func (s *localSelfPlay) progress(number int) (moves int, evaluations int64, seconds float64) {
+func (s *localSelfPlay) progress(number int) roundStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.finished[number]; ok {
-		return r.moves, r.evaluations, r.seconds
+		return r
 	}
 	if s.playing != number {
-		return 0, 0, 0
+		return roundStats{}
 	}
-	return int(s.moves.Load()), s.evaluations.Load() - s.evalBase, time.Since(s.roundStart).Seconds()
+	return roundStats{int(s.moves.Load()), s.evaluations.Load() - s.base.Evaluations, s.cached.Load() - s.base.Cached,
+		time.Since(s.roundStart).Seconds()}
+}
+
+// count keeps what a self-play call has done so far (Settings.Progress).
+func (s *localSelfPlay) count(moves int, sofar selfplay.Stats) {
+	s.moves.Add(int64(moves))
+	s.evaluations.Store(sofar.Evaluations)
+	s.cached.Store(sofar.Cached)
 }
 
 // play plays the rounds of generation first and after, each once the
@@ -294,11 +314,9 @@ func (s *localSelfPlay) round(ctx context.Context, number int, net *nn.Folded) (
 		s.playing, s.roundStart = number, time.Now()
 		s.moves.Store(0)
 		s.evaluations.Store(0)
+		s.cached.Store(0)
 	})
-	settings.Progress = func(moves int, evaluations int64) {
-		s.moves.Add(int64(moves))
-		s.evaluations.Store(evaluations)
-	}
+	settings.Progress = s.count
 	if err := s.evals.Reload(net); err != nil {
 		return RemoteGames{}, err
 	}
@@ -313,12 +331,11 @@ func (s *localSelfPlay) round(ctx context.Context, number int, net *nn.Folded) (
 	if err != nil {
 		return RemoteGames{}, err
 	}
-	s.evaluations.Store(stats.Evaluations)
 	if err := s.store(number, &games, records); err != nil {
 		return RemoteGames{}, err
 	}
 	s.update(func() {
-		s.finished[number] = roundStats{int(s.moves.Load()), stats.Evaluations, time.Since(s.roundStart).Seconds()}
+		s.finished[number] = roundStats{int(s.moves.Load()), stats.Evaluations, stats.Cached, time.Since(s.roundStart).Seconds()}
 	})
 	return games, nil
 }

@@ -264,6 +264,9 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		}
 		aux += agreementText(m)
 		played := fmt.Sprintf("%d games, %d positions (%.0f/s), %.0f evals/s", m.Games, m.Positions, m.PositionsS, m.EvalsS)
+		if m.CacheShare > 0 {
+			played += fmt.Sprintf(" and %.0f%% answered by the cache", 100*m.CacheShare)
+		}
 		if m.PolicySurprise != nil {
 			played += fmt.Sprintf(", surprise %.3f", *m.PolicySurprise)
 		}
@@ -315,13 +318,12 @@ func (s *localSelfPlay) lostAtStop(gen int, phase string) string {
 		if s.reuses(gen) {
 			return ""
 		}
-		moves, _, _ := s.progress(gen)
-		return lostMoves(gen, moves, "")
+		return lostMoves(gen, s.progress(gen).moves, "")
 	}
 	if s.ahead == 0 || s.reuses(gen+1) {
 		return ""
 	}
-	if moves, _, _ := s.progress(gen + 1); moves > 0 {
+	if moves := s.progress(gen + 1).moves; moves > 0 {
 		return fmt.Sprintf(", while generation %d's games were played ahead; their %d moves are lost: a generation's games are saved only together, once all have ended",
 			gen+1, moves)
 	}

@@ -34,8 +34,11 @@ type GenerationMetrics struct {
 	Moves  int  `json:"moves"` // searched, recorded or not
 	// The self-play rates, absent where they were not measured: games
 	// reused (Reused), evaluations made by workers elsewhere.
-	PositionsS  float64 `json:"positions_per_s,omitempty"`
-	EvalsS      float64 `json:"evals_per_s,omitempty"` // network evaluations per second in self-play
+	PositionsS float64 `json:"positions_per_s,omitempty"`
+	EvalsS     float64 `json:"evals_per_s,omitempty"` // network evaluations per second in self-play
+	// CacheShare is the share of self-play's positions that the
+	// evaluation cache (selfplay.eval_cache) answered instead.
+	CacheShare  float64 `json:"cache_share,omitempty"`
 	Resigned    int     `json:"resigned"`
 	FalseResign int     `json:"false_resignations"`     // no-resign games the resigning side would have drawn or won
 	NoResign    int     `json:"no_resign_games"`        // games played out where resignation would have happened

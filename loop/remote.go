@@ -99,13 +99,24 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 	case !m.Reused:
 		// The round's own speed: it may have begun while the last
 		// generation trained.
-		_, evaluations, seconds := local.progress(gen.number)
-		if seconds > 0 {
-			m.PositionsS = float64(positions) / seconds
-			m.EvalsS = float64(evaluations) / seconds
+		r := local.progress(gen.number)
+		if r.seconds > 0 {
+			m.PositionsS = float64(positions) / r.seconds
+			m.EvalsS = float64(r.evaluations) / r.seconds
 		}
+		m.CacheShare = r.cacheShare()
 	}
 	return positions, nil
+}
+
+// evaluationRate is a round's network evaluations a second, for its
+// progress bar, with the share its evaluation cache answered.
+func evaluationRate(r roundStats) string {
+	rate := fmt.Sprintf("%.0f evaluations/s", float64(r.evaluations)/r.seconds)
+	if share := r.cacheShare(); share > 0 {
+		rate += fmt.Sprintf(" and %.0f%% answered by the cache", 100*share)
+	}
+	return rate
 }
 
 // followRound moves bar and the status with this machine's round of
@@ -119,14 +130,14 @@ func followRound(gen generation, local *localSelfPlay, bar *progress.Task) (stop
 		defer tick.Stop()
 		shown := 0
 		show := func() {
-			moves, evaluations, seconds := local.progress(gen.number)
-			if moves > shown {
-				bar.Add(moves - shown)
-				gen.status.progress(moves)
-				shown = moves
+			r := local.progress(gen.number)
+			if r.moves > shown {
+				bar.Add(r.moves - shown)
+				gen.status.progress(r.moves)
+				shown = r.moves
 			}
-			if seconds > 0 {
-				bar.Note(fmt.Sprintf("%.0f evaluations/s", float64(evaluations)/seconds))
+			if r.seconds > 0 {
+				bar.Note(evaluationRate(r))
 			}
 		}
 		for {

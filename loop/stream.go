@@ -24,19 +24,17 @@ func (s *localSelfPlay) playStream(ctx context.Context, first int) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f := &filling{s: s, number: first, quota: s.cfg.SelfPlay.Games, whole: make(chan wholeGeneration, 2)}
-	s.update(func() { s.playing, s.roundStart, s.evalBase = first, time.Now(), 0 })
+	s.update(func() { s.playing, s.roundStart, s.base = first, time.Now(), selfplay.Stats{} })
 	s.moves.Store(0)
 	s.evaluations.Store(0)
+	s.cached.Store(0)
 	// The writer stores each whole generation while the games go on.
 	written := make(chan error, 1)
 	go func() { written <- s.writeWhole(f.whole, cancel) }()
 
 	settings := s.cfg.SelfPlay
 	settings.Forks = &s.forks
-	settings.Progress = func(moves int, evaluations int64) {
-		s.moves.Add(int64(moves))
-		s.evaluations.Store(evaluations)
-	}
+	settings.Progress = s.count
 	gate := &streamGate{s: s, first: first, quota: settings.Games}
 	seed := s.seed ^ uint64(first)*0x9e3779b97f4a7c15
 	_, err := selfplay.PlayStream(ctx, s.stream, s.game, s.cfg.Search, settings, seed, s.evals.New, gate, f.add)
@@ -102,10 +100,11 @@ func (f *filling) add(r selfplay.GameRecord) {
 	}
 	number, now := f.number, time.Now()
 	moves := int(s.moves.Swap(0))
-	evaluations := s.evaluations.Load()
+	sofar := selfplay.Stats{Evaluations: s.evaluations.Load(), Cached: s.cached.Load()}
 	s.update(func() {
-		s.finished[number] = roundStats{moves, evaluations - s.evalBase, now.Sub(s.roundStart).Seconds()}
-		s.playing, s.roundStart, s.evalBase = number+1, now, evaluations
+		s.finished[number] = roundStats{moves, sofar.Evaluations - s.base.Evaluations, sofar.Cached - s.base.Cached,
+			now.Sub(s.roundStart).Seconds()}
+		s.playing, s.roundStart, s.base = number+1, now, sofar
 	})
 	f.whole <- wholeGeneration{number, f.games, f.records}
 	f.number++

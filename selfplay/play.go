@@ -138,9 +138,10 @@ type Settings struct {
 	Forks *Forks `yaml:"-"`
 	// Progress, where set, hears after each round of a worker's searches
 	// how many moves it searched and how many positions all workers have
-	// had evaluated so far (from several goroutines at once): what a
-	// progress bar needs to move while the games are still being played.
-	Progress func(moves int, evaluations int64) `yaml:"-"`
+	// had evaluated or answered from a cache so far (from several
+	// goroutines at once): what a progress bar needs to move while the
+	// games are still being played.
+	Progress func(moves int, sofar Stats) `yaml:"-"`
 }
 
 // maxEvalCache bounds EvalCache: its table of 72-byte slots (72 MiB at
@@ -309,16 +310,25 @@ type cacheCounter interface {
 	CacheStats() (hits, lookups int64)
 }
 
+// counters are a Stats that every worker adds to.
+type counters struct {
+	evaluations, cached atomic.Int64
+}
+
+func (c *counters) load() Stats {
+	return Stats{Evaluations: c.evaluations.Load(), Cached: c.cached.Load()}
+}
+
 // countingEvaluator counts the positions an evaluator's network scores
 // and those its cache answers.
 type countingEvaluator struct {
-	inner         mcts.Evaluator
-	cache         cacheCounter // nil: none
-	count, cached *atomic.Int64
+	inner  mcts.Evaluator
+	cache  cacheCounter // nil: none
+	counts *counters
 }
 
-func newCountingEvaluator(inner mcts.Evaluator, count, cached *atomic.Int64) countingEvaluator {
-	c := countingEvaluator{inner: inner, count: count, cached: cached}
+func newCountingEvaluator(inner mcts.Evaluator, counts *counters) countingEvaluator {
+	c := countingEvaluator{inner: inner, counts: counts}
 	c.cache, _ = inner.(cacheCounter)
 	return c
 }
@@ -333,9 +343,9 @@ func (c countingEvaluator) Evaluate(states []env.State, priors, values []float32
 	if c.cache != nil {
 		after, _ := c.cache.CacheStats()
 		hits = after - before
-		c.cached.Add(hits)
+		c.counts.cached.Add(hits)
 	}
-	c.count.Add(int64(len(states)) - hits)
+	c.counts.evaluations.Add(int64(len(states)) - hits)
 	return err
 }
 
@@ -402,7 +412,7 @@ func PlayStream[E mcts.Evaluator](ctx context.Context, st *Stream, g env.Game, s
 // games) or of PlayStream.
 func play[E mcts.Evaluator](ctx context.Context, g env.Game, search Search, settings Settings, seed uint64, newEvaluator func() (E, error), done func(GameRecord), gate Gate, pause *sync.RWMutex) (Stats, error) {
 	workers := settings.WorkerCount()
-	var evaluations, cached atomic.Int64
+	var counts counters
 	var mu sync.Mutex
 	report := func(r GameRecord) {
 		mu.Lock()
@@ -442,19 +452,19 @@ func play[E mcts.Evaluator](ctx context.Context, g env.Game, search Search, sett
 			share++
 		}
 		worker := &worker{
-			evaluations: &evaluations,
-			game:        g,
-			search:      search,
-			settings:    settings,
-			eval:        newCountingEvaluator(eval, &evaluations, &cached),
-			rng:         rand.New(rand.NewPCG(seed, uint64(w)+1)),
-			left:        share,
-			gate:        gate,
-			pause:       pause,
-			concurrent:  settings.Concurrent,
-			report:      report,
-			solo:        env.Players(g) == 1,
-			forks:       forks.queue(w),
+			counts:     &counts,
+			game:       g,
+			search:     search,
+			settings:   settings,
+			eval:       newCountingEvaluator(eval, &counts),
+			rng:        rand.New(rand.NewPCG(seed, uint64(w)+1)),
+			left:       share,
+			gate:       gate,
+			pause:      pause,
+			concurrent: settings.Concurrent,
+			report:     report,
+			solo:       env.Players(g) == 1,
+			forks:      forks.queue(w),
 		}
 		worker.forks.limit = settings.Concurrent
 		if gate != nil {
@@ -478,7 +488,7 @@ func play[E mcts.Evaluator](ctx context.Context, g env.Game, search Search, sett
 			firstErr = err
 		}
 	}
-	return Stats{Evaluations: evaluations.Load(), Cached: cached.Load()}, firstErr
+	return counts.load(), firstErr
 }
 
 // closeEvaluator closes an evaluator that holds resources, outside any
@@ -526,13 +536,13 @@ type pendingSample struct {
 // worker plays games in lockstep: every round, each game in progress
 // makes one search (all batched together) and one move.
 type worker struct {
-	// evaluations counts the positions every worker's evaluator scored.
-	evaluations *atomic.Int64
-	game        env.Game
-	search      Search
-	settings    Settings
-	eval        mcts.Evaluator
-	rng         *rand.Rand
+	// counts are what every worker's evaluator scored and had answered.
+	counts   *counters
+	game     env.Game
+	search   Search
+	settings Settings
+	eval     mcts.Evaluator
+	rng      *rand.Rand
 	// left counts the games the worker has still to start; in a stream,
 	// gate says instead when it may start one, and pause is held (read)
 	// through each round of its searches and moves.
@@ -718,7 +728,7 @@ func (w *worker) round(ctx context.Context, batcher *mcts.Batcher, g *inPlay, r 
 		return err
 	}
 	if w.settings.Progress != nil {
-		w.settings.Progress(len(r.trees), w.evaluations.Load())
+		w.settings.Progress(len(r.trees), w.counts.load())
 	}
 	planes, h, wd := w.game.EncodedShape()
 	kept := g.playing[:0]

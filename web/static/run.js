@@ -414,6 +414,7 @@ function rateTile(m, ms) {
   if (!rated) return tile("Evaluations/s", "—", m && m.reused_selfplay ? `generation ${m.generation} reused its saved games` : "");
   let sub = fmt(rated.positions_per_s) + " positions/s";
   if (rated !== m) sub += ` in generation ${rated.generation}` + (m.reused_selfplay ? `; ${m.generation} reused its saved games` : "");
+  if (num(rated.cache_share) > 0) sub += `, ${Math.round(100 * rated.cache_share)}% answered by the cache`;
   return tile("Evaluations/s", num(rated.evals_per_s) > 0 ? fmt(rated.evals_per_s) : "—", sub);
 }
 
