@@ -401,13 +401,7 @@ func TestEvaluatorsCacheForgetsOnReload(t *testing.T) {
 		}
 	}
 	for _, backend := range []nn.Backend{cpu.Backend(), &multiplexed{Backend: cpu.Backend(), reloadable: true}} {
-		evals, err := nn.NewEvaluators(backend, first, 2, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := evals.SetCache(1 << 10); err != nil {
-			t.Fatal(err)
-		}
+		evals := cachedEvaluators(t, backend, first, 2, 1<<10)
 		e, err := evals.New()
 		if err != nil {
 			t.Fatal(err)
@@ -437,6 +431,20 @@ func TestEvaluatorsCacheForgetsOnReload(t *testing.T) {
 	}
 }
 
+// cachedEvaluators serves f to workers evaluators of batches of 8 that
+// share a cache of entries answers.
+func cachedEvaluators(t *testing.T, backend nn.Backend, f *nn.Folded, workers, entries int) *nn.Evaluators {
+	t.Helper()
+	evals, err := nn.NewEvaluators(backend, f, workers, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := evals.SetCache(entries); err != nil {
+		t.Fatal(err)
+	}
+	return evals
+}
+
 // TestEvaluatorsShareTheirCache: what one worker's evaluator scored
 // answers another's, and workers on many goroutines read and write the
 // one cache at once (run with -race) getting the network's answers.
@@ -453,13 +461,7 @@ func TestEvaluatorsShareTheirCache(t *testing.T) {
 	if err := own.Evaluate(states, want, make([]float32, len(states))); err != nil {
 		t.Fatal(err)
 	}
-	evals, err := nn.NewEvaluators(cpu.Backend(), f, 4, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := evals.SetCache(1 << 12); err != nil {
-		t.Fatal(err)
-	}
+	evals := cachedEvaluators(t, cpu.Backend(), f, 4, 1<<12)
 	first, err := evals.New()
 	if err != nil {
 		t.Fatal(err)
