@@ -7,6 +7,7 @@ import (
 	"github.com/flipzero/flipzero/player"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -154,7 +155,27 @@ func RunArena(ctx context.Context, g env.Game, a, b player.Player, opts ArenaOpt
 	}
 	wg.Wait()
 	sort.Slice(m.result.Games, func(i, j int) bool { return m.result.Games[i].Index < m.result.Games[j].Index })
+	if ctx.Err() != nil && m.result.Decision == 0 && m.result.Score.Games() < opts.Games {
+		return m.result, stopped(ctx, errs, m.result.Score.Games(), opts.Games)
+	}
 	return m.result, errors.Join(errs...)
+}
+
+// stopped is a match's error when ctx ends it: one line saying how far it
+// got, in place of each worker's report of the same stop (every game under
+// way ends in "context canceled"); an error of another cause is kept.
+func stopped(ctx context.Context, errs []error, finished, total int) error {
+	err := fmt.Errorf("arena: stopped after %d of %d games: %w", finished, total, ctx.Err())
+	if cause := context.Cause(ctx); cause != ctx.Err() {
+		err = fmt.Errorf("arena: stopped after %d of %d games: %w (%w)", finished, total, cause, ctx.Err())
+	}
+	kept := []error{err}
+	for _, e := range errs {
+		if e != nil && !errors.Is(e, ctx.Err()) {
+			kept = append(kept, e)
+		}
+	}
+	return errors.Join(kept...)
 }
 
 // openingPlies is the number of random moves each opening starts with for
@@ -385,6 +406,10 @@ func (m *match) work(ctx context.Context, worker int) (err error) {
 			if err := m.start(ctx, seats, &tables[i], i, index); err != nil {
 				return err
 			}
+		}
+		// Not every player looks at ctx (greedy, random): the match does.
+		if err := ctx.Err(); err != nil && slices.ContainsFunc(tables, func(t table) bool { return t.active }) {
+			return err
 		}
 		anyActive := false
 		for side := range seats {

@@ -255,6 +255,41 @@ func TestArenaCancelled(t *testing.T) {
 	}
 }
 
+// A match stopped midway (an interrupt) says in one line how far it got
+// and why, in place of every game under way reporting the same stop.
+func TestArenaStoppedSaysHowFar(t *testing.T) {
+	interrupt := errors.New("interrupt signal received")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	r, err := RunArena(ctx, game(t, "othello"), named(t, "mcts:20"), named(t, "random"), ArenaOptions{
+		Games: 40, Workers: 2, PerWorker: 3, Seed: 1,
+		OnGame: func(ArenaGame) error {
+			cancel(interrupt)
+			return nil
+		},
+	})
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, interrupt) {
+		t.Fatalf("error %v: want context.Canceled and the stop's cause", err)
+	}
+	n := r.Score.Games()
+	if n < 1 || n >= 40 {
+		t.Fatalf("%d games finished: want the stop to land midway", n)
+	}
+	want := fmt.Sprintf("arena: stopped after %d of 40 games: interrupt signal received (context canceled)", n)
+	if err.Error() != want {
+		t.Errorf("error %q, want the one line %q", err, want)
+	}
+	unfinished := 0
+	for _, g := range r.Games {
+		if g.Outcome == "unfinished" {
+			unfinished++
+		}
+	}
+	if unfinished == 0 || unfinished+n != len(r.Games) {
+		t.Errorf("%d games kept, %d of them unfinished, %d finished: want the games cut short kept too", len(r.Games), unfinished, n)
+	}
+}
+
 func TestArenaOnGame(t *testing.T) {
 	g := game(t, "tictactoe")
 	var lines []string

@@ -244,6 +244,9 @@ func (m *soloMatch) play(ctx context.Context, i int, p player.Player) error {
 		}()
 	}
 	wg.Wait()
+	if total := len(m.result.Players) * m.opts.Deals; ctx.Err() != nil && m.finished < total {
+		return stopped(ctx, errs, m.finished, total)
+	}
 	return errors.Join(errs...)
 }
 

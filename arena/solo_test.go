@@ -2,6 +2,8 @@ package arena
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -166,5 +168,31 @@ func TestSoloRefusals(t *testing.T) {
 		if _, err := RunSolo(ctx, tt.g, tt.players, SoloOptions{Deals: tt.deals}); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s with %d players, %d deals: %v, want an error saying %q", tt.g.Name(), len(tt.players), tt.deals, err, tt.want)
 		}
+	}
+}
+
+// A one-player match stopped midway says how far it got in one line.
+func TestSoloStoppedSaysHowFar(t *testing.T) {
+	g := game(t, "reversi-solitaire")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := RunSolo(ctx, g, []player.Player{named(t, "random"), named(t, "greedy")}, SoloOptions{
+		Deals: 30, Workers: 2, PerWorker: 2, Seed: 3,
+		OnGame: func(SoloGame) error {
+			cancel()
+			return nil
+		},
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("error %v, want context.Canceled", err)
+	}
+	n := 0
+	for _, rec := range r.Games {
+		if rec.Outcome != "unfinished" {
+			n++
+		}
+	}
+	if want := fmt.Sprintf("arena: stopped after %d of 60 games: context canceled", n); n == 0 || err.Error() != want {
+		t.Errorf("%d games finished, error %q; want some and the one line %q", n, err, want)
 	}
 }

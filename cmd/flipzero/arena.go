@@ -204,6 +204,9 @@ func runArena(ctx context.Context, args []string, io stdio) error {
 		}
 	}
 	if runErr != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w; %s", runErr, resumeHint(*records, result.Score))
+		}
 		return runErr
 	}
 	printScore(io.out, g, a, b, result, opts.SPRT, time.Since(start))
@@ -469,4 +472,13 @@ func loadNetworkPlayer(g env.Game, dev deviceFlag, log io.Writer) func(path stri
 		}
 		return p, nil
 	}
+}
+
+// resumeHint says, when a match is stopped, what it had scored and where
+// its finished games are to go on from.
+func resumeHint(records string, s arena.Score) string {
+	if records == "" {
+		return s.String() + " so far, not kept (--records keeps a match's games, --resume plays the rest)"
+	}
+	return s.String() + " so far, the games in " + records + ": the same command with --resume plays the rest"
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -328,6 +330,33 @@ func TestArenaResumesFromRecords(t *testing.T) {
 	code, _, errOut = runCLI(t, "", other...)
 	if code != 2 || !strings.Contains(errOut, "not this match's") {
 		t.Errorf("records of another match resumed: exit %d, %q", code, errOut)
+	}
+}
+
+// A match stopped by an interrupt says in one line how far it got and
+// how to go on: with its records, the command that resumes it; without,
+// that its games were not kept.
+func TestArenaStoppedSaysHowToGoOn(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	stop()
+	records := filepath.Join(t.TempDir(), "m.txt")
+	args := []string{"arena", "--game", "othello", "--a", "greedy", "--b", "random", "--games", "10", "--progress=false"}
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--records", records}, "W-D-L 0-0-0 so far, the games in " + records + ": the same command with --resume plays the rest"},
+		{nil, "so far, not kept (--records keeps"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(ctx, append(args, tc.extra...), stdio{strings.NewReader(""), &out, &errOut})
+		msg := errOut.String()
+		if code != 1 || strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "flipzero arena: arena: stopped after 0 of 10 games: context canceled; ") || !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: exit %d, standard error %q; want 1 and one line saying how far and %q", tc.extra, code, msg, tc.want)
+		}
+	}
+	if code, _, errOut := runCLI(t, "", append(args, "--records", records, "--resume")...); code != 0 {
+		t.Errorf("resuming the stopped match: exit %d, %s", code, errOut)
 	}
 }
 
