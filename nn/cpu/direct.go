@@ -111,11 +111,11 @@ func directDefault() (directArch, bool) { return directChoice(false) }
 // (where it has AVX2), neon (on arm64) or im2row (none: im2row + matrix
 // multiply) — else, where preferFast and the CPU has them, the fastest
 // kernels of reduced precision: AMX's bfloat16 tiles, else bytes on
-// kernels as wide as its fastest float32 set's that sum four products
-// at once (AVX-512 VNNI: 1.8× AVX-512 BF16's positions a second on Zen 4, and
-// stronger at equal time; on a CPU without AVX-512, AVX-VNNI), else
-// AVX-512 BF16; else the fastest float32 set (fullBytes says why AVX2's
-// bytes are not taken unasked).
+// kernels as wide as its fastest float32 set's (AVX-512 VNNI: 1.8×
+// AVX-512 BF16's positions a second on Zen 4, and stronger at equal time;
+// on a CPU without AVX-512, AVX-VNNI, else AVX2's), else
+// AVX-512 BF16; else the fastest float32 set (fullBytes says when bytes
+// are taken).
 func directChoice(preferFast bool) (directArch, bool) {
 	floats, bf16s, int8s := directArchs(), directBF16Archs(), directInt8Archs()
 	archs := append(append(append([]directArch(nil), floats...), bf16s...), int8s...)
@@ -143,14 +143,14 @@ func directChoice(preferFast bool) (directArch, bool) {
 }
 
 // fullBytes says whether an int8 set is self-play's default beside the
-// fastest float32 set: as wide, and summing four products at once. AVX2's
-// bytes (pairs summed in int16) evaluate 1.6–1.8× AVX2's float32 on a
-// Zen 3, yet the network they trained in an hour at equal time was no
-// stronger than float32's (docs/experiments.md, 2026-12-04: 51–49, with
-// 1.31× the steps; with weights to ±64, 38–62): FLIPZERO_CONV=avx2int8
-// asks for them.
+// fastest float32 set: as wide as it. AVX2's bytes (pairs summed in int16)
+// evaluate 1.6–1.8× AVX2's float32 on a Zen 3, and at equal time the
+// network they trained won in Othello (59–9–32) and drew in YINSH blitz
+// (51–49; docs/experiments.md, 2026-12-04 and 12-05). A CPU with AVX-512
+// but no VNNI keeps its float32 set: AVX2's bytes, half as wide, multiply
+// no more a cycle.
 func fullBytes(int8s, floats directArch) bool {
-	return int8s.lanes == floats.lanes && !int8s.pairSums
+	return int8s.lanes == floats.lanes
 }
 
 // ConvInfo says how a float32 CPU evaluator convolves, for people.

@@ -344,7 +344,7 @@ func TestInt8Choice(t *testing.T) {
 	floats := directArchs()
 	bf16s := directBF16Archs()
 	hasAMX := len(bf16s) > 0 && bf16s[0].amx
-	wide := len(int8s) > 0 && int8s[0].lanes == floats[0].lanes && !int8s[0].pairSums
+	wide := len(int8s) > 0 && int8s[0].lanes == floats[0].lanes
 	// in says whether the CPU runs a set of archs that env names.
 	in := func(archs []directArch, env string) bool {
 		for _, a := range archs {
