@@ -17,7 +17,9 @@ import (
 // (what a network will meet next is newer play), then files in an order
 // fixed by their names' hash, until at least fraction of the games are
 // held out, never every group. Games of a single group are divided one
-// by one, by a hash of their place. A fraction of 0 holds out nothing.
+// by one, by a hash of their place (the file's name, not its folder, so
+// that the split stays where the records move). A fraction of 0 holds
+// out nothing.
 func Split(games []Game, fraction float64) (train, held []Game) {
 	if fraction <= 0 || len(games) == 0 {
 		return games, nil
@@ -36,7 +38,7 @@ func Split(games []Game, fraction float64) (train, held []Game) {
 	heldOut := make([]bool, len(games))
 	if len(keys) == 1 {
 		for i := range games {
-			heldOut[i] = hashOf(strconv.Itoa(games[i].Index)+"\x00"+games[i].File)%1000 < uint64(fraction*1000)
+			heldOut[i] = hashOf(strconv.Itoa(games[i].Index)+"\x00"+filepath.Base(games[i].File))%1000 < uint64(fraction*1000)
 		}
 	} else {
 		slices.SortFunc(keys, func(a, b string) int {
