@@ -165,9 +165,10 @@ func RunArena(ctx context.Context, g env.Game, a, b player.Player, opts ArenaOpt
 // got, in place of each worker's report of the same stop (every game under
 // way ends in "context canceled"); an error of another cause is kept.
 func stopped(ctx context.Context, errs []error, finished, total int) error {
-	err := fmt.Errorf("arena: stopped after %d of %d games: %w", finished, total, ctx.Err())
-	if cause := context.Cause(ctx); cause != ctx.Err() {
-		err = fmt.Errorf("arena: stopped after %d of %d games: %w (%w)", finished, total, cause, ctx.Err())
+	cause := context.Cause(ctx)
+	err := fmt.Errorf("arena: stopped after %d of %d games: %w", finished, total, cause)
+	if cause != ctx.Err() {
+		err = fmt.Errorf("%w (%w)", err, ctx.Err())
 	}
 	kept := []error{err}
 	for _, e := range errs {

@@ -263,10 +263,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 			aux += fmt.Sprintf(" soft policy %.3f", m.SoftPolicyLoss)
 		}
 		aux += agreementText(m)
-		played := fmt.Sprintf("%d games, %d positions (%.0f/s), %.0f evals/s", m.Games, m.Positions, m.PositionsS, m.EvalsS)
-		if m.CacheShare > 0 {
-			played += fmt.Sprintf(" and %.0f%% answered by the cache", 100*m.CacheShare)
-		}
+		played := fmt.Sprintf("%d games, %d positions (%.0f/s), %.0f evals/s", m.Games, m.Positions, m.PositionsS, m.EvalsS) + cacheText(m.CacheShare)
 		if m.PolicySurprise != nil {
 			played += fmt.Sprintf(", surprise %.3f", *m.PolicySurprise)
 		}

@@ -112,11 +112,16 @@ func collect(ctx context.Context, gen generation, m *GenerationMetrics) (int, er
 // evaluationRate is a round's network evaluations a second, for its
 // progress bar, with the share its evaluation cache answered.
 func evaluationRate(r roundStats) string {
-	rate := fmt.Sprintf("%.0f evaluations/s", float64(r.evaluations)/r.seconds)
-	if share := r.cacheShare(); share > 0 {
-		rate += fmt.Sprintf(" and %.0f%% answered by the cache", 100*share)
+	return fmt.Sprintf("%.0f evaluations/s", float64(r.evaluations)/r.seconds) + cacheText(r.cacheShare())
+}
+
+// cacheText is what the progress bar and the log line add to the
+// network's rate: the share of positions the cache answered, if any.
+func cacheText(share float64) string {
+	if share <= 0 {
+		return ""
 	}
-	return rate
+	return fmt.Sprintf(" and %.0f%% answered by the cache", 100*share)
 }
 
 // followRound moves bar and the status with this machine's round of
