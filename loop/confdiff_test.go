@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/flipzero/flipzero/env/games"
@@ -18,9 +19,11 @@ func TestFirstDifference(t *testing.T) {
 		change      func(*Config)
 		key, av, bv string
 	}{
-		{func(c *Config) { c.SelfPlay.Games = 2048 }, "selfplay.games_per_generation", "128", "2048"},
-		{func(c *Config) { c.Train.Momentum = 0.8 }, "train.momentum", "0.9", "0.8"},
-		{func(c *Config) { c.SelfPlay.Temperature.HalfLife = 5 }, "selfplay.temperature_half_life", "12", "5"},
+		// The shipped config's own values, so that a retuned config
+		// does not break the test of how its differences are found.
+		{func(c *Config) { c.SelfPlay.Games = 2048 }, "selfplay.games_per_generation", fmt.Sprint(base.SelfPlay.Games), "2048"},
+		{func(c *Config) { c.Train.Momentum = 0.8 }, "train.momentum", fmt.Sprint(base.Train.Momentum), "0.8"},
+		{func(c *Config) { c.SelfPlay.Temperature.HalfLife = 5 }, "selfplay.temperature_half_life", fmt.Sprint(base.SelfPlay.Temperature.HalfLife), "5"},
 		{func(c *Config) { c.Network.Ownership = false; c.Train.BatchSize = 1 }, "network.ownership", "true", "false"},
 		{func(c *Config) { c.Train.LearningRate = c.Train.LearningRate[:1] }, "train.learning_rate", "", ""},
 		{func(c *Config) { c.Game = "reversi" }, "game", "othello", "reversi"},
