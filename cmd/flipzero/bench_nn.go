@@ -157,7 +157,7 @@ func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
 	if *trainBatch == 0 {
 		return nil
 	}
-	trainer, err := cpu.NewTrainer(net, nn.DefaultTrainConfig())
+	trainer, err := backend.NewTraining(nn.TrainingState{Network: net, Config: nn.DefaultTrainConfig()})
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,14 @@ func runBenchNN(ctx context.Context, args []string, io stdio) (err error) {
 		steps++
 	}
 	elapsed := time.Since(start).Seconds()
-	fmt.Fprintf(io.out, "training batch %d: %.1f samples/s (%.2f steps/s, %d replicas)\n", *trainBatch, float64(steps**trainBatch)/elapsed, float64(steps)/elapsed, trainer.Replicas(*trainBatch))
+	precision, replicas := "", 1
+	if b, ok := backend.(interface{ TrainInfo() string }); ok {
+		precision = " (" + b.TrainInfo() + ")"
+	}
+	if r, ok := trainer.(interface{ Replicas(batch int) int }); ok {
+		replicas = r.Replicas(*trainBatch)
+	}
+	fmt.Fprintf(io.out, "training batch %d%s: %.1f samples/s (%.2f steps/s, %d replicas)\n", *trainBatch, precision, float64(steps**trainBatch)/elapsed, float64(steps)/elapsed, replicas)
 	return nil
 }
 

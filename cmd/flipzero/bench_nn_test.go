@@ -37,7 +37,7 @@ func TestBenchNN(t *testing.T) {
 		regexp.MustCompile(`^matrix multiply peak: [0-9.]+ GFLOP/s`),
 		regexp.MustCompile(`^batch +1: +[0-9]+ positions/s +[0-9.]+ GFLOP/s +[0-9.]+% of peak$`),
 		regexp.MustCompile(`^batch +4: +[0-9]+ positions/s +[0-9.]+ GFLOP/s +[0-9.]+% of peak$`),
-		regexp.MustCompile(`^training batch 8: [0-9.]+ samples/s`),
+		regexp.MustCompile(`^training batch 8 \((float32|mixed precision) on .+\): [0-9.]+ samples/s`),
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out)

@@ -218,6 +218,58 @@ func TestFastBackendTakesBF16(t *testing.T) {
 	}
 }
 
+// TestTrainingTakesAMX: the fast backend trains in mixed precision where
+// its evaluators run on AMX, and nowhere else unless FLIPZERO_CONV names
+// a bfloat16 set; the float32 backend trains in float32 unless it does.
+// The trainer a backend makes convolves on the kernels it says.
+func TestTrainingTakesAMX(t *testing.T) {
+	_, hasBF16 := directBF16()
+	hasAMX := hasBF16 && directBF16Archs()[0].amx
+	g := othello.Othello()
+	for _, tc := range []struct {
+		env               string
+		fast              bool
+		wantBF16, wantAMX bool
+	}{
+		{"", true, hasAMX, hasAMX},
+		{"", false, false, false},
+		{"avx512", true, false, false},
+		{"avx512bf16", true, hasBF16, false},
+		{"avx512bf16", false, hasBF16, false},
+		{"amxbf16", false, hasAMX, hasAMX},
+		{"avx512vnni", true, false, false},
+		{"im2row", true, false, false},
+	} {
+		t.Setenv("FLIPZERO_CONV", tc.env)
+		b := backend{fast: tc.fast}
+		arch, direct := b.trainArch()
+		if got := direct && arch.bf16; got != tc.wantBF16 {
+			t.Errorf("FLIPZERO_CONV=%q, fast %v: trains in bfloat16 %v (%s), want %v", tc.env, tc.fast, got, b.TrainInfo(), tc.wantBF16)
+		}
+		if got := direct && arch.amx; got != tc.wantAMX {
+			t.Errorf("FLIPZERO_CONV=%q, fast %v: trains on AMX %v (%s), want %v", tc.env, tc.fast, got, b.TrainInfo(), tc.wantAMX)
+		}
+		if direct && arch.int8 {
+			t.Errorf("FLIPZERO_CONV=%q, fast %v: trains on the byte kernels %s", tc.env, tc.fast, arch.name)
+		}
+		if strings.Contains(b.TrainInfo(), "mixed") != tc.wantBF16 || !strings.Contains(b.Name(), b.TrainInfo()) {
+			t.Errorf("FLIPZERO_CONV=%q, fast %v: name %q, training %q", tc.env, tc.fast, b.Name(), b.TrainInfo())
+		}
+		net, err := nn.New(g, nn.DefaultConfig(g), 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := b.NewTraining(nn.TrainingState{Network: net, Config: nn.DefaultTrainConfig()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		kernels := tr.(*Trainer).kernels
+		if (kernels != nil) != direct || direct && kernels.name != arch.name {
+			t.Errorf("FLIPZERO_CONV=%q, fast %v: the trainer's kernels %v, want %s", tc.env, tc.fast, kernels, arch.name)
+		}
+	}
+}
+
 // TestRoundPixelsBF16: rounding the pixels of a padded batch to bfloat16
 // gives toBF16 of every channel of every listed pixel, and leaves the
 // pixels not listed (the padding) alone — AVX-512 BF16's conversion where

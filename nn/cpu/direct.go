@@ -99,7 +99,7 @@ func (arch directArch) forTraining() directArch {
 // convolution's weights and biases: they read a channel group whole.
 const weightSlack = 8
 
-// directDefault is the kernel set float32 evaluators and the trainer use:
+// directDefault is the kernel set float32 evaluators and trainers use:
 // the fastest float32 set this CPU runs, unless FLIPZERO_CONV asks for
 // another (directChoice).
 func directDefault() (directArch, bool) { return directChoice(false) }
@@ -397,7 +397,8 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 // NCHW. Its buffers are kept from step to step; the borders of the
 // padded input are never written, so they stay zero.
 //
-// With a bfloat16 kernel set (FLIPZERO_CONV=avx512bf16) and an even
+// With a bfloat16 kernel set (on AMX by default, else where
+// FLIPZERO_CONV=avx512bf16 names it) and an even
 // number of inputs it trains in mixed precision: the inputs (activations
 // forward, gradients backward) and the step's weights are rounded to
 // bfloat16 once laid out, the sums and outputs stay float32, and

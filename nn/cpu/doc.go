@@ -51,13 +51,13 @@
 //
 // FLIPZERO_CONV names a kernel set to use instead, on either backend, to
 // compare them: avx512, avx2, avx512bf16, amxbf16, avx512vnni, avxvnni,
-// avx2int8, or im2row for none. Training stays in float32, a bytes set
-// training on the float32 kernels of its width, unless FLIPZERO_CONV
-// names avx512bf16 or amxbf16: then its 3×3 convolutions train in mixed
-// precision (the inputs, activations forward and gradients backward, and
-// the step's weights rounded to bfloat16; the sums, the weights the
-// optimizer keeps and their gradients float32), on AMX their weight
-// gradients too (amxgrad.go).
+// avx2int8, or im2row for none. Training is in float32, a bytes set
+// training on the float32 kernels of its width, except where FastBackend
+// evaluates on AMX or FLIPZERO_CONV names avx512bf16 or amxbf16: then the
+// 3×3 convolutions train in mixed precision (the inputs, activations
+// forward and gradients backward, and the step's weights rounded to
+// bfloat16; the sums, the weights the optimizer keeps and their gradients
+// float32), on AMX their weight gradients too (amxgrad.go).
 //
 // Matrix multiplies run on OpenBLAS, loaded at run time without cgo
 // where libopenblas.so.0 is installed, with kernels chosen from the CPU's

@@ -65,14 +65,22 @@ type trainGraph struct {
 	grads    G.Nodes // parallel to net.learnables
 }
 
-// NewTrainer makes a trainer for net with a zero momentum buffer.
+// NewTrainer makes a trainer for net with a zero momentum buffer, in
+// float32 (Backend's training) unless FLIPZERO_CONV names a bfloat16
+// kernel set.
 func NewTrainer(net *nn.Network, cfg nn.TrainConfig) (*Trainer, error) {
+	arch, direct := backend{}.trainArch()
+	return newTrainer(net, cfg, arch, direct)
+}
+
+// newTrainer makes a trainer whose 3×3 convolutions run on the kernel set
+// arch where direct, else on im2col and a matrix multiply.
+func newTrainer(net *nn.Network, cfg nn.TrainConfig, arch directArch, direct bool) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("train config: %w", err)
 	}
 	t := &Trainer{net: net, cfg: cfg, graphs: map[stepKey]*stepGraphs{}}
-	if arch, ok := directDefault(); ok {
-		arch = arch.forTraining()
+	if direct {
 		t.kernels = &arch
 	}
 	limit, err := replicaLimit()

@@ -38,7 +38,7 @@ func Registered() []Entry {
 		{Name: "cuda", About: "an NVIDIA GPU, when CUDA's driver, cuBLAS and cuDNN load and find one", Device: "GPU", Open: openCUDA(fp32)},
 		{Name: "cuda-tf32", About: "the GPU multiplying float32 in TF32 on its tensor cores: faster, outputs within " + strconv.FormatFloat(cuda.TF32Tolerance, 'g', -1, 64) + " of the largest from float32's", Device: "GPU", Open: openCUDA(tf32), ByNameOnly: true},
 		{Name: "cuda-fp16", About: "the GPU computing the tower in float16 on its tensor cores (float32 sums) and the rest in TF32: fastest, outputs within " + strconv.FormatFloat(cuda.FP16Tolerance, 'g', -1, 64) + " of the largest from float32's", Device: "GPU", Open: openCUDA(fp16), ByNameOnly: true},
-		{Name: "cpu", About: "the CPU's cores, evaluating in reduced precision where the CPU has it: bfloat16 on AMX's tiles, else bytes (int8) with AVX-512 VNNI, else bfloat16 with AVX-512 BF16, else (without AVX-512) bytes with AVX-VNNI, else with AVX2 (FLIPZERO_CONV=avx2 asks for float32)", Device: "CPU", Open: func() (nn.Backend, error) { return cpu.FastBackend(), nil }},
+		{Name: "cpu", About: "the CPU's cores, evaluating in reduced precision where the CPU has it: bfloat16 on AMX's tiles, else bytes (int8) with AVX-512 VNNI, else bfloat16 with AVX-512 BF16, else (without AVX-512) bytes with AVX-VNNI, else with AVX2 (FLIPZERO_CONV=avx2 asks for float32); training in float32, in mixed precision on AMX", Device: "CPU", Open: func() (nn.Backend, error) { return cpu.FastBackend(), nil }},
 		{Name: "cpu-fp32", About: "the CPU's cores in float32 throughout", Device: "CPU", Open: func() (nn.Backend, error) { return cpu.Backend(), nil }, ByNameOnly: true},
 	}
 }
