@@ -155,7 +155,22 @@ func versionLine() string {
 // where they differ) and the matrix-multiply library found (OpenBLAS
 // where it is installed, else gonum's pure Go).
 func cpuLine() string {
-	return fmt.Sprintf("cpu backend: convolutions %s; BLAS %s", cpuConvolutions(), cpu.BLASInfo())
+	return fmt.Sprintf("cpu backend: convolutions %s; training %s; BLAS %s", cpuConvolutions(), cpuTraining(), cpu.BLASInfo())
+}
+
+// cpuTraining says how --device cpu trains, and cpu-fp32 where it differs.
+func cpuTraining() string {
+	info := func(b nn.Backend) string {
+		if t, ok := b.(interface{ TrainInfo() string }); ok {
+			return t.TrainInfo()
+		}
+		return "float32"
+	}
+	fast, float32s := info(cpu.FastBackend()), info(cpu.Backend())
+	if fast == float32s {
+		return fast
+	}
+	return fast + ", in float32 (cpu-fp32) " + strings.TrimPrefix(float32s, "float32 ")
 }
 
 func cpuConvolutions() string {
