@@ -133,19 +133,32 @@ func (a *amxWeightGrad) layout(sh shape, in, out, batch int) {
 }
 
 // lay rounds one position's inputs x (in, h, w) and gradient dy (out,
-// h, w) into the buffers, its pixels at pix.
+// h, w) into the buffers, its pixels at pix: the inputs a board row at a
+// time into each channel's row, the gradient into pixel pairs.
 func (a *amxWeightGrad) lay(x, dy []float32, pix []int32) {
-	cells := len(pix)
-	for c := 0; c < a.in; c++ {
-		row := a.x[c*a.row+a.front:]
-		for i, p := range pix {
-			row[p] = toBF16(x[c*cells+i])
+	roundGridBF16(a.x[a.front+int(pix[0]):], x, a.in, a.sh.height, a.sh.width, a.row, a.geom.padWidth)
+	roundPairsBF16(a.dy, dy, pix, a.out)
+}
+
+// roundGridBF16Go is roundGridBF16 one value at a time.
+func roundGridBF16Go(dst []uint16, src []float32, planes, h, w, dstPlane, dstRow int) {
+	for q := 0; q < planes; q++ {
+		for r := 0; r < h; r++ {
+			out := dst[q*dstPlane+r*dstRow:][:w]
+			for i, v := range src[(q*h+r)*w:][:w] {
+				out[i] = toBF16(v)
+			}
 		}
 	}
-	for o := 0; o < a.out; o++ {
-		g := dy[o*cells : (o+1)*cells]
+}
+
+// roundPairsBF16Go is roundPairsBF16 one value at a time.
+func roundPairsBF16Go(dst []uint16, src []float32, pix []int32, channels int) {
+	n := len(pix)
+	for o := 0; o < channels; o++ {
+		g := src[o*n : (o+1)*n]
 		for i, p := range pix {
-			a.dy[int(p>>1)*a.out*2+o*2+int(p&1)] = toBF16(g[i])
+			dst[int(p>>1)*channels*2+o*2+int(p&1)] = toBF16(g[i])
 		}
 	}
 }

@@ -43,3 +43,61 @@ func TestAMXWeightGrad(t *testing.T) {
 		})
 	}
 }
+
+// TestRoundingLayouts: the weight gradient's AVX-512 roundings write what
+// rounding one value at a time writes, and nothing else: boards narrower
+// and wider than sixteen, planes apart by more than a board, pixels at odd
+// and even indices, words between them left as they were.
+func TestRoundingLayouts(t *testing.T) {
+	if !hasBF16Stores() {
+		t.Skip("this CPU lacks AVX-512 BF16 and BW")
+	}
+	rng := rand.New(rand.NewPCG(4, 2))
+	for _, c := range []struct{ h, w, planes int }{{8, 8, 3}, {11, 11, 2}, {3, 19, 2}, {2, 16, 1}, {5, 33, 2}, {1, 1, 4}} {
+		t.Run(fmt.Sprintf("grid%dx%dx%d", c.planes, c.h, c.w), func(t *testing.T) {
+			dstRow, dstPlane := c.w+3, (c.h+1)*(c.w+3)+5
+			src := randomRow(rng, c.planes*c.h*c.w)
+			got, want := sentinels(c.planes*dstPlane), sentinels(c.planes*dstPlane)
+			roundGridBF16(got, src, c.planes, c.h, c.w, dstPlane, dstRow)
+			roundGridBF16Go(want, src, c.planes, c.h, c.w, dstPlane, dstRow)
+			sameWords(t, got, want)
+		})
+	}
+	for _, c := range []struct{ h, w, channels int }{{8, 8, 64}, {11, 11, 32}, {3, 5, 16}, {1, 1, 48}} {
+		t.Run(fmt.Sprintf("pairs%dx%d/%d", c.h, c.w, c.channels), func(t *testing.T) {
+			g := newDirectGeom(directArch{}, shape{height: c.h, width: c.w}, 3)
+			pix := g.pix[c.h*c.w : 2*c.h*c.w] // the second position: indices neither 0 nor even only
+			src := randomRow(rng, c.channels*len(pix))
+			size := (int(pix[len(pix)-1])/2 + 2) * 2 * c.channels
+			got, want := sentinels(size), sentinels(size)
+			roundPairsBF16(got, src, pix, c.channels)
+			roundPairsBF16Go(want, src, pix, c.channels)
+			sameWords(t, got, want)
+		})
+	}
+}
+
+// sentinels is n words that no rounding of randomRow's values makes.
+func sentinels(n int) []uint16 {
+	s := make([]uint16, n)
+	for i := range s {
+		s[i] = 0x7fc1 // a NaN
+	}
+	return s
+}
+
+func sameWords(t *testing.T, got, want []uint16) {
+	t.Helper()
+	written := 0
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("word %d: %#04x, want %#04x", i, got[i], want[i])
+		}
+		if want[i] != 0x7fc1 {
+			written++
+		}
+	}
+	if written == 0 {
+		t.Fatal("nothing written")
+	}
+}

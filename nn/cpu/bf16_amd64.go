@@ -22,3 +22,54 @@ func roundPixelsBF16(dst []uint16, src []float32, pix []int32, channels int) {
 	}
 	bf16Pixels(&dst[0], &src[0], &pix[0], n, channels)
 }
+
+//go:noescape
+func bf16Grid(dst *uint16, src *float32, planes, h, w, dstPlane, dstRow int)
+
+//go:noescape
+func bf16Pairs(dst *uint16, src *float32, pix *int32, n, channels int, lanes *[16]int32)
+
+// hasBF16Stores says whether the CPU converts to bfloat16 sixteen at a
+// time and stores words under a mask (AVX-512 BF16 and BW).
+func hasBF16Stores() bool {
+	return cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 && cpu.X86.HasAVX512BW
+}
+
+// roundGridBF16 rounds planes of h rows of w values, consecutive in src,
+// into dst: row r of plane q from dst[q·dstPlane + r·dstRow].
+func roundGridBF16(dst []uint16, src []float32, planes, h, w, dstPlane, dstRow int) {
+	if planes <= 0 || h <= 0 || w <= 0 {
+		return
+	}
+	if !hasBF16Stores() {
+		roundGridBF16Go(dst, src, planes, h, w, dstPlane, dstRow)
+		return
+	}
+	if len(src) < planes*h*w || (planes-1)*dstPlane+(h-1)*dstRow+w > len(dst) {
+		panic("nn: bfloat16 rounding past its buffers")
+	}
+	bf16Grid(&dst[0], &src[0], planes, h, w, dstPlane, dstRow)
+}
+
+// roundPairsBF16 rounds the channels of each pixel i (planes of len(pix)
+// in src) into dst in pixel pairs: pixel p's channel o at
+// dst[(p>>1)·2·channels + 2·o + p&1]. The indices in pix ascend.
+func roundPairsBF16(dst []uint16, src []float32, pix []int32, channels int) {
+	n := len(pix)
+	if n == 0 || channels == 0 {
+		return
+	}
+	if channels%16 != 0 || !hasBF16Stores() {
+		roundPairsBF16Go(dst, src, pix, channels)
+		return
+	}
+	last := int(pix[n-1])
+	if pix[0] < 0 || len(src) < channels*n || (last>>1)*2*channels+2*channels > len(dst) {
+		panic("nn: bfloat16 rounding past its buffers")
+	}
+	var lanes [16]int32
+	for o := range lanes {
+		lanes[o] = int32(o * n)
+	}
+	bf16Pairs(&dst[0], &src[0], &pix[0], n, channels, &lanes)
+}
