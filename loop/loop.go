@@ -34,10 +34,14 @@ type LoopOptions struct {
 	Games Games
 	// Backend computes the network; nn/device.Open chooses it by name.
 	Backend nn.Backend
-	// MaxGenerations and MaxDuration stop the run after this many new
-	// generations or this much time (0: no limit).
+	// MaxGenerations stops the run after this many new generations;
+	// Until once the run's clock (its metrics' run_seconds: the time of
+	// every invocation so far, pretraining's included) reaches this, so
+	// that the same limit given again takes a stopped run to the end it
+	// was started for, where a schedule's minutes expect it (0: no
+	// limit).
 	MaxGenerations int
-	MaxDuration    time.Duration
+	Until          time.Duration
 	// Log receives one summary line per generation and notices; Progress
 	// receives the progress of each phase: bars on a terminal, plain lines
 	// elsewhere (nil: none).
@@ -94,14 +98,7 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	case err != nil:
 		return err
 	case took > 0:
-		opts.Started = nil // the pretraining said it
-		if opts.MaxDuration > 0 && took >= opts.MaxDuration {
-			logf("time limit reached")
-			return nil
-		}
-		if opts.MaxDuration > 0 {
-			opts.MaxDuration -= took
-		}
+		opts.Started = nil // the pretraining said it; its time is on the run's clock
 	}
 	trainer, average, gen, err := loadNewestCheckpoint(run, g, cfg, opts, logf)
 	if err != nil {
@@ -198,8 +195,8 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		runBegan = runStart.Add(-time.Duration(last.RunSeconds * float64(time.Second)))
 	}
 	for done := 0; opts.MaxGenerations == 0 || done < opts.MaxGenerations; done++ {
-		if opts.MaxDuration > 0 && time.Since(runStart) >= opts.MaxDuration {
-			logf("time limit reached")
+		if clock := time.Since(runBegan); opts.Until > 0 && clock >= opts.Until {
+			logf("time limit reached: the run's clock is at %.1f minutes, the limit %.1f (it counts the run's whole time, every stop and resume)", clock.Minutes(), opts.Until.Minutes())
 			break
 		}
 		if err := ctx.Err(); err != nil {

@@ -167,6 +167,52 @@ func TestLoopResumesAndSkipsDamage(t *testing.T) {
 	}
 }
 
+// TestLoopTimeLimitIsTheRunsClock: the time limit counts the run's whole
+// time, so a run whose clock reads an hour plays nothing more under a
+// 59-minute limit and goes on under a 61-minute one.
+func TestLoopTimeLimitIsTheRunsClock(t *testing.T) {
+	run := t.TempDir()
+	var log strings.Builder
+	opts := LoopOptions{Backend: cpu.Backend(), ConfigPath: writeTinyConfig(t), RunDir: run, MaxGenerations: 1, Seed: 3, Log: &log}
+	if err := Loop(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	// The run's clock as an hour: its one line rewritten.
+	metrics := runfolder.Folder(run).Metrics()
+	ms, err := ReadMetrics(metrics)
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("metrics after a generation: %+v, %v", ms, err)
+	}
+	ms[0].RunSeconds = 3600
+	if err := os.Remove(metrics); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendMetrics(metrics, ms[0]); err != nil {
+		t.Fatal(err)
+	}
+	opts.ConfigPath = ""
+	for _, c := range []struct {
+		limit       time.Duration
+		generations int
+	}{{59 * time.Minute, 1}, {61 * time.Minute, 2}} {
+		log.Reset()
+		opts.Until = c.limit
+		if err := Loop(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := ReadMetrics(metrics)
+		if err != nil || len(ms) != c.generations {
+			t.Fatalf("limit %v on a run at 60 minutes: %d generations (%v), want %d\n%s", c.limit, len(ms), err, c.generations, log.String())
+		}
+		if c.generations == 1 && !strings.Contains(log.String(), "the run's clock is at 60.0 minutes") {
+			t.Errorf("limit %v: the log does not say where the run's clock is:\n%s", c.limit, log.String())
+		}
+		if last := ms[len(ms)-1]; last.RunSeconds < 3600 {
+			t.Errorf("limit %v: the clock went back to %.0f s", c.limit, last.RunSeconds)
+		}
+	}
+}
+
 // writeTinyConfig writes a tic-tac-toe config small enough for a fast test,
 // with trainKeys (lines such as "average_half_life: 20") added to its
 // train section.

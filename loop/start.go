@@ -85,8 +85,8 @@ func startFromRecords(ctx context.Context, run runfolder.Folder, cfg Config, opt
 	}
 	begun := time.Now()
 	limit := time.Duration(s.Minutes * float64(time.Minute))
-	if opts.MaxDuration > 0 && (limit == 0 || opts.MaxDuration < limit) {
-		limit = opts.MaxDuration
+	if opts.Until > 0 && (limit == 0 || opts.Until < limit) {
+		limit = opts.Until
 	}
 	epochs := s.Epochs
 	if epochs == 0 && s.Minutes == 0 {

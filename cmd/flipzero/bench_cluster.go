@@ -111,7 +111,7 @@ func runBenchCluster(ctx context.Context, args []string, io stdio) error {
 	}
 	start := time.Now()
 	err = loop.Loop(ctx, loop.LoopOptions{
-		ConfigPath: *configPath, RunDir: *runDir, MaxDuration: time.Duration(*minutes * float64(time.Minute)),
+		ConfigPath: *configPath, RunDir: *runDir, Until: time.Duration(*minutes * float64(time.Minute)),
 		Remote: trainer, Log: io.err, Seed: 1, Backend: backend,
 	})
 	elapsed := time.Since(start)
