@@ -44,8 +44,9 @@ func TestAMXWeightGrad(t *testing.T) {
 	}
 }
 
-// TestRoundingLayouts: the weight gradient's AVX-512 roundings write what
-// rounding one value at a time writes, and nothing else: boards narrower
+// TestRoundingLayouts: the training convolutions' AVX-512 roundings (the
+// weight gradient's operands, a convolution's input) write what moving
+// and rounding one value at a time writes, and nothing else: boards narrower
 // and wider than sixteen, planes apart by more than a board, pixels at odd
 // and even indices, words between them left as they were.
 func TestRoundingLayouts(t *testing.T) {
@@ -72,6 +73,22 @@ func TestRoundingLayouts(t *testing.T) {
 			got, want := sentinels(size), sentinels(size)
 			roundPairsBF16(got, src, pix, c.channels)
 			roundPairsBF16Go(want, src, pix, c.channels)
+			sameWords(t, got, want)
+		})
+	}
+	for _, c := range []struct{ h, w, channels int }{{8, 8, 64}, {11, 11, 32}, {3, 5, 16}, {1, 1, 48}} {
+		t.Run(fmt.Sprintf("planes%dx%d/%d", c.h, c.w, c.channels), func(t *testing.T) {
+			g := newDirectGeom(directArch{}, shape{height: c.h, width: c.w}, 3)
+			pix := g.pix[c.h*c.w : 2*c.h*c.w]
+			src := randomRow(rng, c.channels*len(pix))
+			size := 3 * g.padCells * c.channels
+			got, want := sentinels(size), sentinels(size)
+			if !planesToPixelsBF16(got, src, pix, c.channels) {
+				t.Fatal("not done on a CPU with AVX-512 BF16 and BW")
+			}
+			padded := make([]float32, size)
+			toPixels(padded, src, pix, c.channels)
+			roundPixelsBF16(want, padded, pix, c.channels)
 			sameWords(t, got, want)
 		})
 	}

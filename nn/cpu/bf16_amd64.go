@@ -75,3 +75,28 @@ func roundPairsBF16(dst []uint16, src []float32, pix []int32, channels int) {
 	}
 	bf16Pairs(&dst[0], &src[0], &pix[0], n, channels, &lanes)
 }
+
+//go:noescape
+func bf16FromPlanes(dst *uint16, src *float32, pix *int32, n, channels int, lanes *[16]int32)
+
+// planesToPixelsBF16 rounds one image's planes (channels × len(pix)) into
+// the pixels of dst at pix: dst[p·channels + o], a transpose and a
+// rounding in one pass. It says false, writing nothing, where the CPU
+// lacks the instructions or the channels do not come in sixteens; the
+// caller moves the pixels and rounds them apart then. The indices in pix
+// ascend.
+func planesToPixelsBF16(dst []uint16, src []float32, pix []int32, channels int) bool {
+	n := len(pix)
+	if n == 0 || channels%16 != 0 || !hasBF16Stores() {
+		return false
+	}
+	if pix[0] < 0 || len(src) < channels*n || (int(pix[n-1])+1)*channels > len(dst) {
+		panic("nn: bfloat16 rounding past its buffers")
+	}
+	var lanes [16]int32
+	for o := range lanes {
+		lanes[o] = int32(o * n)
+	}
+	bf16FromPlanes(&dst[0], &src[0], &pix[0], n, channels, &lanes)
+	return true
+}

@@ -140,3 +140,45 @@ group:
 	JNZ        pixel
 	VZEROUPPER
 	RET
+
+// func bf16FromPlanes(dst *uint16, src *float32, pix *int32, n, channels int, lanes *[16]int32)
+//
+// For each of the n pixels i, at index p = pix[i], rounds its channels
+// (planes of n at src) to bfloat16 at dst[p·channels + o]: a gather reads
+// 16 channels of a pixel, lanes holding o·n for o < 16 (channels a
+// multiple of 16, n at least 1).
+TEXT ·bf16FromPlanes(SB), NOSPLIT, $0-48
+	MOVQ      dst+0(FP), DI
+	MOVQ      src+8(FP), SI
+	MOVQ      pix+16(FP), DX
+	MOVQ      n+24(FP), CX
+	MOVQ      channels+32(FP), BX
+	MOVQ      lanes+40(FP), AX
+	VMOVDQU32 (AX), Z5
+	MOVQ      CX, R12
+	SHLQ      $6, R12
+	MOVL      $0xffff, AX
+	KMOVW     AX, K4
+
+pixel:
+	MOVLQSX (DX), R8
+	IMULQ   BX, R8
+	LEAQ    (DI)(R8*2), R8
+	MOVQ    SI, R10
+	MOVQ    BX, R11
+
+group:
+	KMOVW      K4, K3
+	VGATHERDPS (R10)(Z5*4), K3, Z0
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
+	VMOVDQU    Y1, (R8)
+	ADDQ       R12, R10
+	ADDQ       $32, R8
+	SUBQ       $16, R11
+	JNZ        group
+	ADDQ       $4, SI
+	ADDQ       $4, DX
+	DECQ       CX
+	JNZ        pixel
+	VZEROUPPER
+	RET

@@ -20,3 +20,7 @@ func roundGridBF16(dst []uint16, src []float32, planes, h, w, dstPlane, dstRow i
 func roundPairsBF16(dst []uint16, src []float32, pix []int32, channels int) {
 	roundPairsBF16Go(dst, src, pix, channels)
 }
+
+// planesToPixelsBF16 says false: the caller moves the pixels and rounds
+// them apart.
+func planesToPixelsBF16([]uint16, []float32, []int32, int) bool { return false }

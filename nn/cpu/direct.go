@@ -437,8 +437,11 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, wor
 	}
 	parallelFor(batch, workers, func(_, lo, hi int) {
 		for b := lo; b < hi; b++ {
-			pix := t.geom.pix[b*cells : (b+1)*cells]
-			toPixels(t.padded, x[b*in*cells:(b+1)*in*cells], pix, in)
+			pix, xb := t.geom.pix[b*cells:(b+1)*cells], x[b*in*cells:(b+1)*in*cells]
+			if bf16 && planesToPixelsBF16(t.half, xb, pix, in) {
+				continue
+			}
+			toPixels(t.padded, xb, pix, in)
 			if bf16 {
 				roundPixelsBF16(t.half, t.padded, pix, in)
 			}
