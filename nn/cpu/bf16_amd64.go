@@ -69,10 +69,7 @@ func roundPairsBF16(dst []uint16, src []float32, pix []int32, channels int) {
 	if pix[0] < 0 || len(src) < channels*n || (last>>1)*2*channels+2*channels > len(dst) {
 		panic("nn: bfloat16 rounding past its buffers")
 	}
-	var lanes [16]int32
-	for o := range lanes {
-		lanes[o] = int32(o * n)
-	}
+	lanes := gatherLanes(n)
 	bf16Pairs(&dst[0], &src[0], &pix[0], n, channels, &lanes)
 }
 
@@ -93,10 +90,17 @@ func planesToPixelsBF16(dst []uint16, src []float32, pix []int32, channels int) 
 	if pix[0] < 0 || len(src) < channels*n || (int(pix[n-1])+1)*channels > len(dst) {
 		panic("nn: bfloat16 rounding past its buffers")
 	}
+	lanes := gatherLanes(n)
+	bf16FromPlanes(&dst[0], &src[0], &pix[0], n, channels, &lanes)
+	return true
+}
+
+// gatherLanes is the offsets of 16 channels' planes of n values, for the
+// gathers that read a pixel's channels.
+func gatherLanes(n int) [16]int32 {
 	var lanes [16]int32
 	for o := range lanes {
 		lanes[o] = int32(o * n)
 	}
-	bf16FromPlanes(&dst[0], &src[0], &pix[0], n, channels, &lanes)
-	return true
+	return lanes
 }

@@ -88,6 +88,13 @@ full:
 	VZEROUPPER
 	RET
 
+// GATHER16_BF16 rounds 16 float32s to bfloat16 in Y1: those at R10 plus
+// 4 × each lane of Z5 (K4 all ones; K3 and Z0 clobbered).
+#define GATHER16_BF16 \
+	KMOVW      K4, K3 \
+	VGATHERDPS (R10)(Z5*4), K3, Z0 \
+	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8
+
 // func bf16Pairs(dst *uint16, src *float32, pix *int32, n, channels int, lanes *[16]int32)
 //
 // For each of the n pixels i, at index p = pix[i], rounds its channels
@@ -125,9 +132,7 @@ pixel:
 	MOVQ    BX, R11
 
 group:
-	KMOVW      K4, K3
-	VGATHERDPS (R10)(Z5*4), K3, Z0
-	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
+	GATHER16_BF16
 	VPMOVZXWD  Y1, Z2
 	VMOVDQU16  Z2, K2, (R8)
 	ADDQ       R12, R10
@@ -168,9 +173,7 @@ pixel:
 	MOVQ    BX, R11
 
 group:
-	KMOVW      K4, K3
-	VGATHERDPS (R10)(Z5*4), K3, Z0
-	BYTE $0x62; BYTE $0xf2; BYTE $0x7e; BYTE $0x48; BYTE $0x72; BYTE $0xc8 // VCVTNEPS2BF16 Z0, Y1
+	GATHER16_BF16
 	VMOVDQU    Y1, (R8)
 	ADDQ       R12, R10
 	ADDQ       $32, R8
