@@ -49,7 +49,8 @@ type EngineOptions struct {
 	Playouts int
 	MoveTime time.Duration
 	// Search is the search's settings; the zero value means
-	// mcts.PlayConfig: no root noise, the solver on.
+	// mcts.PlayConfig: no root noise, the solver on, Othello's endgame
+	// solved exactly.
 	Search mcts.Config
 	// Backend computes a model's network; nn/device.Open chooses it by
 	// name.

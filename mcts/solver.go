@@ -209,3 +209,18 @@ func (r *Result) applyProofs() {
 	}
 	pick(func(c Child) bool { return c.Proof != ProvenLoss })
 }
+
+// ActingOn is c with what does nothing in game g turned off: the solver
+// where g has chance or scores, the exact endgame where its positions
+// cannot solve one. Said in words (a web page, an export's line), it
+// names only what acts.
+func (c Config) ActingOn(g env.Game) Config {
+	root := g.NewState()
+	if !solvable(root) {
+		c.Solver = false
+	}
+	if _, ok := root.(env.Endgame); !ok || !c.Solver {
+		c.EndgameSolve = 0
+	}
+	return c
+}

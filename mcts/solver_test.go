@@ -427,3 +427,32 @@ func bestIndex(r Result) int {
 	}
 	return 0
 }
+
+// TestActingOn: play's settings keep the exact endgame in Othello, lose it
+// where positions cannot solve one (YINSH) and lose the solver too where
+// the game has chance (the solitaire's coin).
+func TestActingOn(t *testing.T) {
+	play := PlayConfig()
+	if play.EndgameSolve == 0 || !play.Solver {
+		t.Fatalf("PlayConfig: solver %v, endgame %d", play.Solver, play.EndgameSolve)
+	}
+	tests := []struct {
+		name    string
+		game    env.Game
+		solver  bool
+		endgame int
+	}{
+		{"othello", othello.Othello(), true, play.EndgameSolve},
+		{"yinsh blitz", yinsh.Blitz(), true, 0},
+		{"coin solitaire", coinGame(t), false, 0},
+	}
+	for _, tt := range tests {
+		got := play.ActingOn(tt.game)
+		if got.Solver != tt.solver || got.EndgameSolve != tt.endgame {
+			t.Errorf("%s: solver %v, endgame %d; want %v, %d", tt.name, got.Solver, got.EndgameSolve, tt.solver, tt.endgame)
+		}
+		if got.CPUCT != play.CPUCT || got.Mode != play.Mode {
+			t.Errorf("%s: other settings changed: %+v", tt.name, got)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func exportWeb(f webExportFlags, run string, gen int, out string, io stdio) erro
 	_, err = fmt.Fprintf(io.out, "wrote %s: %d files, %.1f MB: the %s, playing %s with %s.\n"+
 		"Any static file server hosts it as it is: python3 -m http.server -d %s, then open http://localhost:8000/\n",
 		*f.dir, len(done.Files), float64(done.Bytes)/1e6, done.Page.Network.Text(), strengthText(*done.Page.Strength),
-		play.SearchText(*done.Page.Search), *f.dir)
+		play.SearchText(done.Page.Search.ActingOn(m.Network.Game())), *f.dir)
 	return err
 }
 

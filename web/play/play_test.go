@@ -222,11 +222,13 @@ func TestSearchText(t *testing.T) {
 	gumbel.Mode, gumbel.EndgameSolve = mcts.Gumbel, 10
 	noSolver := mcts.PlayConfig()
 	noSolver.Solver, noSolver.EndgameSolve = false, 10
+	noEndgame := mcts.PlayConfig()
+	noEndgame.EndgameSolve = 0
 	tests := []struct {
 		cfg  mcts.Config
 		want string
 	}{
-		{mcts.PlayConfig(), "PUCT search, proven wins and losses (MCTS-Solver)"},
+		{noEndgame, "PUCT search, proven wins and losses (MCTS-Solver)"},
 		{gumbel, "Gumbel search, proven wins and losses (MCTS-Solver), the endgame solved exactly from 10 empty squares"},
 		{noSolver, "PUCT search"},
 	}

@@ -105,7 +105,7 @@ func (s *Session) view() View {
 		Over: st.Terminal(), Cells: []Cell{}, Legal: []Move{}, History: []string{}, Last: []string{},
 		Replies:  append([]Reply{}, s.replies...),
 		Strength: Strength{Playouts: opts.Playouts, Seconds: opts.MoveTime.Seconds()},
-		Search:   SearchText(opts.Search),
+		Search:   SearchText(opts.Search.ActingOn(g)),
 		Network:  s.network,
 	}
 	if opts.MoveTime > 0 {
