@@ -193,6 +193,15 @@ func ParseSearchSettings(spec string, base mcts.Config) (mcts.Config, error) {
 	if err := decodeKnown([]byte(text), &cfg); err != nil {
 		return mcts.Config{}, fmt.Errorf("search settings %q: %w", spec, err)
 	}
+	// The base's exact endgame backs up through its solver: turning the
+	// solver off without naming endgame_solve turns both off, rather than
+	// refusing a setting the person never gave.
+	var named map[string]any
+	if yaml.Unmarshal([]byte(text), &named) == nil && base.Solver && !cfg.Solver {
+		if _, ok := named["endgame_solve"]; !ok {
+			cfg.EndgameSolve = 0
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return mcts.Config{}, fmt.Errorf("search settings %q: %w", spec, err)
 	}

@@ -150,7 +150,12 @@ func TestParseSearchSettings(t *testing.T) {
 			t.Errorf("%q changed settings it does not name: %+v", tt.spec, got)
 		}
 	}
+	// Play's exact endgame goes with its solver, unless named.
+	if got, err := ParseSearchSettings("solver: false", base); err != nil || got.Solver || got.EndgameSolve != 0 {
+		t.Errorf("solver: false over play's settings: %+v, %v; want the solver and the exact endgame off", got, err)
+	}
 	bad := []struct{ spec, want string }{
+		{"solver: false, endgame_solve: 12", "needs solver"},
 		{"cpucct: 2", "unknown key cpucct"},
 		{"cpuct: -1", "cpuct"},
 		{"mode: sideways", "sideways"},

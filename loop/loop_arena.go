@@ -82,7 +82,7 @@ func measure(ctx context.Context, cfg Config, g env.Game, backend nn.Backend, ru
 func policyPlayer(backend nn.Backend, gen int, f *nn.Folded) player.Player {
 	p := player.NetworkPlayer(backend, runfolder.GenerationName(gen)+" policy", f, 1)
 	p.Config = mcts.PlayConfig()
-	p.Config.Solver = false
+	p.Config.Solver, p.Config.EndgameSolve = false, 0
 	return p
 }
 
