@@ -194,13 +194,10 @@ func ParseSearchSettings(spec string, base mcts.Config) (mcts.Config, error) {
 		return mcts.Config{}, fmt.Errorf("search settings %q: %w", spec, err)
 	}
 	// The base's exact endgame backs up through its solver: turning the
-	// solver off without naming endgame_solve turns both off, rather than
-	// refusing a setting the person never gave.
-	var named map[string]any
-	if yaml.Unmarshal([]byte(text), &named) == nil && base.Solver && !cfg.Solver {
-		if _, ok := named["endgame_solve"]; !ok {
-			cfg.EndgameSolve = 0
-		}
+	// solver off and leaving the endgame as it was turns both off, rather
+	// than refusing a setting the person never gave.
+	if base.Solver && !cfg.Solver && cfg.EndgameSolve == base.EndgameSolve {
+		cfg.EndgameSolve = 0
 	}
 	if err := cfg.Validate(); err != nil {
 		return mcts.Config{}, fmt.Errorf("search settings %q: %w", spec, err)
