@@ -2,14 +2,107 @@ package cpu
 
 import "math"
 
-// The batch norm's loops over a row of one channel's values. A float64
-// sum taken one value after another waits on the last addition at every
-// value; these keep four sums in flight, and test no condition per
-// value, so that the loops run at the rate the CPU issues arithmetic
-// rather than at its adder's latency or its branch predictor's misses
-// (a ReLU's zeros fall at random). Where the CPU has AVX2 and FMA,
-// rowsums_amd64.s runs all but a row's last n mod 8 values, eight at a
-// time; these are the loops for those and for other CPUs.
+// The batch norm's loops over one channel's values. A float64 sum taken
+// one value after another waits on the last addition at every value;
+// these keep four sums in flight, and test no condition per value, so
+// that the loops run at the rate the CPU issues arithmetic rather than
+// at its adder's latency or its branch predictor's misses (a ReLU's
+// zeros fall at random). Each call takes a whole channel, one row of it
+// an image (rows): a row of Othello's is 64 values, a few dozen cycles,
+// about what a call costs. Where the CPU has AVX2 and FMA,
+// rowsums_amd64.s runs all but each row's last width mod 8 values,
+// eight at a time; these are the loops for those and for other CPUs.
+
+// rows names one channel's values in a batch of planes (NCHW): count
+// rows of width values, the first from index first, each next one
+// stride values after the start of the one before.
+type rows struct{ first, count, width, stride int }
+
+// channelRows returns channel c's rows in a batch of planes.
+func channelRows(c, batch, channels, cells int) rows {
+	return rows{first: c * cells, count: batch, width: cells, stride: channels * cells}
+}
+
+// end is the length a slice must have to hold the rows.
+func (r rows) end() int {
+	if r.first < 0 || r.count < 0 || r.width < 0 || r.stride < 0 {
+		panic("nn: rows with a negative size")
+	}
+	if r.count == 0 {
+		return 0
+	}
+	return r.first + (r.count-1)*r.stride + r.width
+}
+
+// row returns row b of v.
+func (r rows) row(v []float32, b int) []float32 {
+	i := r.first + b*r.stride
+	return v[i : i+r.width]
+}
+
+// tail returns the rows' values from column from on: none where from
+// is the width, so that the loops over them do not walk the rows.
+func (r rows) tail(from int) rows {
+	if from >= r.width {
+		return rows{}
+	}
+	return rows{first: r.first + from, count: r.count, width: r.width - from, stride: r.stride}
+}
+
+// sumRowsGo returns the sum of v's rows, in float64.
+func sumRowsGo(v []float32, r rows) float64 {
+	s := 0.0
+	for b := range r.count {
+		s += sum64Go(r.row(v, b))
+	}
+	return s
+}
+
+// squareRowsGo returns the sum of (v − mean)² over v's rows.
+func squareRowsGo(v []float32, r rows, mean float64) float64 {
+	s := 0.0
+	for b := range r.count {
+		s += squares64Go(r.row(v, b), mean)
+	}
+	return s
+}
+
+// sumDotRowsGo returns the sums of g and of g·x over their rows.
+func sumDotRowsGo(g, x []float32, r rows) (sum, dot float64) {
+	for b := range r.count {
+		s, d := sumDot64Go(r.row(g, b), r.row(x, b))
+		sum, dot = sum+s, dot+d
+	}
+	return sum, dot
+}
+
+// maskSumDotRowsGo is maskSumDot64Go over rows.
+func maskSumDotRowsGo(dst, g, y, x []float32, r rows) (sum, dot float64) {
+	for b := range r.count {
+		s, d := maskSumDot64Go(r.row(dst, b), r.row(g, b), r.row(y, b), r.row(x, b))
+		sum, dot = sum+s, dot+d
+	}
+	return sum, dot
+}
+
+// affineRowsGo is affineRowGo over rows (the skip's read for
+// affineSkipRelu only).
+func affineRowsGo(dst, x, skip []float32, r rows, scale, shift float32, kind int) {
+	for b := range r.count {
+		var sk []float32
+		if kind == affineSkipRelu {
+			sk = r.row(skip, b)
+		}
+		affineRowGo(r.row(dst, b), r.row(x, b), sk, scale, shift, kind)
+	}
+}
+
+// gradXRowsGo is gradXRowGo over rows.
+func gradXRowsGo(dst, g, x []float32, r rows, s, a, k float32) {
+	for b := range r.count {
+		gradXRowGo(r.row(dst, b), r.row(g, b), r.row(x, b), s, a, k)
+	}
+}
 
 // sum64Go returns the sum of v, in float64.
 func sum64Go(v []float32) float64 {

@@ -2,30 +2,35 @@
 
 package cpu
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
 
-// The row loops of rowsums_amd64.s. Each takes a positive multiple of 8
-// values; the wrappers below give them all but the last n mod 8, which
-// the scalar loops of rowsums.go finish, and check every row's length
-// first, so that the assembly never reads or writes past a slice.
+	"golang.org/x/sys/cpu"
+)
 
-//go:noescape
-func rowSumAVX2(v *float32, n int) float64
-
-//go:noescape
-func rowSquaresAVX2(v *float32, n int, mean float64) float64
-
-//go:noescape
-func rowSumDotAVX2(grad, x *float32, n int) (sum, dot float64)
+// The row loops of rowsums_amd64.s. Each takes one channel's rows, a
+// positive multiple of 8 values of each; the wrappers below give them
+// all but each row's last width mod 8, which the scalar loops of
+// rowsums.go finish, and check the rows against every slice first
+// (rows.end), so that the assembly never reads or writes past one.
 
 //go:noescape
-func rowMaskSumDotAVX2(dst, grad, y, x *float32, n int) (sum, dot float64)
+func rowSumAVX2(v *float32, n, rows, stride int) float64
 
 //go:noescape
-func rowAffineAVX2(dst, x, skip *float32, n int, scale, shift float32, kind int)
+func rowSquaresAVX2(v *float32, n, rows, stride int, mean float64) float64
 
 //go:noescape
-func rowGradXAVX2(dst, grad, x *float32, n int, s, a, k float32)
+func rowSumDotAVX2(grad, x *float32, n, rows, stride int) (sum, dot float64)
+
+//go:noescape
+func rowMaskSumDotAVX2(dst, grad, y, x *float32, n, rows, stride int) (sum, dot float64)
+
+//go:noescape
+func rowAffineAVX2(dst, x, skip *float32, n, rows, stride int, scale, shift float32, kind int)
+
+//go:noescape
+func rowGradXAVX2(dst, grad, x *float32, n, rows, stride int, s, a, k float32)
 
 //go:noescape
 func toPixelsAVX2(dst, src *float32, pix *int32, blocks, cells, channels int)
@@ -42,75 +47,83 @@ func rowBulk(n int) int {
 	return 0
 }
 
-// sum64 returns the sum of v, in float64.
-func sum64(v []float32) float64 {
-	n, s := rowBulk(len(v)), 0.0
-	if n > 0 {
-		s = rowSumAVX2(&v[0], n)
-	}
-	return s + sum64Go(v[n:])
-}
-
-// squares64 returns the sum of (v − mean)², in float64.
-func squares64(v []float32, mean float64) float64 {
-	n, s := rowBulk(len(v)), 0.0
-	if n > 0 {
-		s = rowSquaresAVX2(&v[0], n, mean)
-	}
-	return s + squares64Go(v[n:], mean)
-}
-
-// sumDot64 returns the sums of g and of g·x, in float64; x is at least
-// as long as g.
-func sumDot64(g, x []float32) (sum, dot float64) {
-	x = x[:len(g)]
-	n := rowBulk(len(g))
-	if n > 0 {
-		sum, dot = rowSumDotAVX2(&g[0], &x[0], n)
-	}
-	s, d := sumDot64Go(g[n:], x[n:])
-	return sum + s, dot + d
-}
-
-// maskSumDot64 writes g where y > 0 into dst and returns the sums of dst
-// and of dst·x; g, y and x are at least as long as dst.
-func maskSumDot64(dst, g, y, x []float32) (sum, dot float64) {
-	g, y, x = g[:len(dst)], y[:len(dst)], x[:len(dst)]
-	n := rowBulk(len(dst))
-	if n > 0 {
-		sum, dot = rowMaskSumDotAVX2(&dst[0], &g[0], &y[0], &x[0], n)
-	}
-	s, d := maskSumDot64Go(dst[n:], g[n:], y[n:], x[n:])
-	return sum + s, dot + d
-}
-
-// affineRow writes batch norm's output row into dst: x·scale + shift,
-// then what kind says (the skip is read for affineSkipRelu only).
-func affineRow(dst, x, skip []float32, scale, shift float32, kind int) {
-	x = x[:len(dst)]
-	n := rowBulk(len(dst))
-	if n > 0 {
-		skipAt := &x[0] // not read
-		if kind == affineSkipRelu {
-			skip = skip[:len(dst)]
-			skipAt = &skip[0]
+// bulk is how many of each row's values the assembly takes, after
+// checking that the rows lie within each slice: none where there are no
+// rows or no assembly.
+func (r rows) bulk(slices ...[]float32) int {
+	end := r.end()
+	for _, s := range slices {
+		if len(s) < end {
+			panic(fmt.Sprintf("nn: rows to %d in a slice of %d", end, len(s)))
 		}
-		rowAffineAVX2(&dst[0], &x[0], skipAt, n, scale, shift, kind)
 	}
-	if kind == affineSkipRelu {
-		skip = skip[n:]
+	if r.count == 0 {
+		return 0
 	}
-	affineRowGo(dst[n:], x[n:], skip, scale, shift, kind)
+	return rowBulk(r.width)
 }
 
-// gradXRow writes s·g − a·x + k into dst.
-func gradXRow(dst, g, x []float32, s, a, k float32) {
-	g, x = g[:len(dst)], x[:len(dst)]
-	n := rowBulk(len(dst))
+// sum64 returns the sum of v's rows, in float64.
+func sum64(v []float32, r rows) float64 {
+	n, s := r.bulk(v), 0.0
 	if n > 0 {
-		rowGradXAVX2(&dst[0], &g[0], &x[0], n, s, a, k)
+		s = rowSumAVX2(&v[r.first], n, r.count, r.stride)
 	}
-	gradXRowGo(dst[n:], g[n:], x[n:], s, a, k)
+	return s + sumRowsGo(v, r.tail(n))
+}
+
+// squares64 returns the sum of (v − mean)² over v's rows, in float64.
+func squares64(v []float32, r rows, mean float64) float64 {
+	n, s := r.bulk(v), 0.0
+	if n > 0 {
+		s = rowSquaresAVX2(&v[r.first], n, r.count, r.stride, mean)
+	}
+	return s + squareRowsGo(v, r.tail(n), mean)
+}
+
+// sumDot64 returns the sums of g and of g·x over their rows, in float64.
+func sumDot64(g, x []float32, r rows) (sum, dot float64) {
+	n := r.bulk(g, x)
+	if n > 0 {
+		sum, dot = rowSumDotAVX2(&g[r.first], &x[r.first], n, r.count, r.stride)
+	}
+	s, d := sumDotRowsGo(g, x, r.tail(n))
+	return sum + s, dot + d
+}
+
+// maskSumDot64 writes g where y > 0 into dst's rows and returns the sums
+// of dst and of dst·x over them.
+func maskSumDot64(dst, g, y, x []float32, r rows) (sum, dot float64) {
+	n := r.bulk(dst, g, y, x)
+	if n > 0 {
+		sum, dot = rowMaskSumDotAVX2(&dst[r.first], &g[r.first], &y[r.first], &x[r.first], n, r.count, r.stride)
+	}
+	s, d := maskSumDotRowsGo(dst, g, y, x, r.tail(n))
+	return sum + s, dot + d
+}
+
+// affineRows writes batch norm's output rows into dst: x·scale + shift,
+// then what kind says (the skip is read for affineSkipRelu only).
+func affineRows(dst, x, skip []float32, r rows, scale, shift float32, kind int) {
+	n := r.bulk(dst, x)
+	if n > 0 {
+		skipAt := &x[r.first] // not read
+		if kind == affineSkipRelu {
+			r.bulk(skip)
+			skipAt = &skip[r.first]
+		}
+		rowAffineAVX2(&dst[r.first], &x[r.first], skipAt, n, r.count, r.stride, scale, shift, kind)
+	}
+	affineRowsGo(dst, x, skip, r.tail(n), scale, shift, kind)
+}
+
+// gradXRows writes s·g − a·x + k into dst's rows.
+func gradXRows(dst, g, x []float32, r rows, s, a, k float32) {
+	n := r.bulk(dst, g, x)
+	if n > 0 {
+		rowGradXAVX2(&dst[r.first], &g[r.first], &x[r.first], n, r.count, r.stride, s, a, k)
+	}
+	gradXRowsGo(dst, g, x, r.tail(n), s, a, k)
 }
 
 // toPixels writes one image's planes (channels × len(pix) values) into

@@ -2,10 +2,21 @@
 
 #include "textflag.h"
 
-// The batch norm's row loops with AVX2 and FMA, eight values a step
-// (sixteen where a sum is taken, four float64 sums in flight per
-// result). Every n is a positive multiple of 8; the Go wrappers in
-// rowsums_amd64.go leave the last n mod 8 values to the scalar loops.
+// The batch norm's loops over one channel's rows with AVX2 and FMA,
+// eight values a step (sixteen where a sum is taken, four float64 sums
+// in flight per result). Each takes rows of n values, stride values from
+// one row's start to the next's; n and rows are positive and n is a
+// multiple of 8: the Go wrappers in rowsums_amd64.go leave each row's
+// last width mod 8 values to the scalar loops.
+
+// ROWS loads n+off(FP) into R9, rows into R8 and the bytes from a row's
+// end to the next row's start ((stride − n)·4) into R10.
+#define ROWS(noff, rowsoff, strideoff) \
+	MOVQ noff(FP), R9 \
+	MOVQ rowsoff(FP), R8 \
+	MOVQ strideoff(FP), R10 \
+	SUBQ R9, R10 \
+	SHLQ $2, R10
 
 // SUM4 adds the four float64 lanes of a, b, c and d into X(a)'s low lane.
 #define SUM4(a, b, c, d, ax, tx) \
@@ -17,14 +28,17 @@
 	VUNPCKHPD ax, ax, tx \
 	VADDSD tx, ax, ax
 
-// func rowSumAVX2(v *float32, n int) float64
-TEXT ·rowSumAVX2(SB), NOSPLIT, $0-24
+// func rowSumAVX2(v *float32, n, rows, stride int) float64
+TEXT ·rowSumAVX2(SB), NOSPLIT, $0-40
 	MOVQ v+0(FP), SI
-	MOVQ n+8(FP), CX
+	ROWS(n+8, rows+16, stride+24)
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
+
+sumrow:
+	MOVQ R9, CX
 
 sum16:
 	CMPQ CX, $16
@@ -43,27 +57,34 @@ sum16:
 
 sum8:
 	TESTQ CX, CX
-	JZ    sumdone
+	JZ    sumnext
 	VCVTPS2PD (SI), Y4
 	VCVTPS2PD 16(SI), Y5
 	VADDPD Y4, Y0, Y0
 	VADDPD Y5, Y1, Y1
+	ADDQ $32, SI
 
-sumdone:
+sumnext:
+	ADDQ R10, SI
+	DECQ R8
+	JNZ  sumrow
 	SUM4(Y0, Y1, Y2, Y3, X0, X4)
 	VZEROUPPER
-	MOVSD X0, ret+16(FP)
+	MOVSD X0, ret+32(FP)
 	RET
 
-// func rowSquaresAVX2(v *float32, n int, mean float64) float64
-TEXT ·rowSquaresAVX2(SB), NOSPLIT, $0-32
+// func rowSquaresAVX2(v *float32, n, rows, stride int, mean float64) float64
+TEXT ·rowSquaresAVX2(SB), NOSPLIT, $0-48
 	MOVQ v+0(FP), SI
-	MOVQ n+8(FP), CX
-	VBROADCASTSD mean+16(FP), Y8
+	ROWS(n+8, rows+16, stride+24)
+	VBROADCASTSD mean+32(FP), Y8
 	VXORPD Y0, Y0, Y0
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
+
+sqrow:
+	MOVQ R9, CX
 
 sq16:
 	CMPQ CX, $16
@@ -86,18 +107,22 @@ sq16:
 
 sq8:
 	TESTQ CX, CX
-	JZ    sqdone
+	JZ    sqnext
 	VCVTPS2PD (SI), Y4
 	VCVTPS2PD 16(SI), Y5
 	VSUBPD Y8, Y4, Y4
 	VSUBPD Y8, Y5, Y5
 	VFMADD231PD Y4, Y4, Y0
 	VFMADD231PD Y5, Y5, Y1
+	ADDQ $32, SI
 
-sqdone:
+sqnext:
+	ADDQ R10, SI
+	DECQ R8
+	JNZ  sqrow
 	SUM4(Y0, Y1, Y2, Y3, X0, X4)
 	VZEROUPPER
-	MOVSD X0, ret+24(FP)
+	MOVSD X0, ret+40(FP)
 	RET
 
 // DOT8 adds eight gradients (float32, in Y(g), X(gx) its low half) to
@@ -124,12 +149,15 @@ sqdone:
 	VXORPD Y6, Y6, Y6 \
 	VXORPD Y7, Y7, Y7
 
-// func rowSumDotAVX2(grad, x *float32, n int) (sum, dot float64)
-TEXT ·rowSumDotAVX2(SB), NOSPLIT, $0-40
+// func rowSumDotAVX2(grad, x *float32, n, rows, stride int) (sum, dot float64)
+TEXT ·rowSumDotAVX2(SB), NOSPLIT, $0-56
 	MOVQ grad+0(FP), SI
 	MOVQ x+8(FP), BX
-	MOVQ n+16(FP), CX
+	ROWS(n+16, rows+24, stride+32)
 	ZERO8
+
+sdrow:
+	MOVQ R9, CX
 
 sd16:
 	CMPQ CX, $16
@@ -145,30 +173,39 @@ sd16:
 
 sd8:
 	TESTQ CX, CX
-	JZ    sddone
+	JZ    sdnext
 	VMOVUPS (SI), Y8
 	DOT8(Y8, X8, (BX), 16(BX), Y0, Y1, Y4, Y5)
+	ADDQ $32, SI
+	ADDQ $32, BX
 
-sddone:
+sdnext:
+	ADDQ R10, SI
+	ADDQ R10, BX
+	DECQ R8
+	JNZ  sdrow
 	SUM4(Y0, Y1, Y2, Y3, X0, X8)
 	SUM4(Y4, Y5, Y6, Y7, X4, X8)
 	VZEROUPPER
-	MOVSD X0, sum+24(FP)
-	MOVSD X4, dot+32(FP)
+	MOVSD X0, sum+40(FP)
+	MOVSD X4, dot+48(FP)
 	RET
 
-// func rowMaskSumDotAVX2(dst, grad, y, x *float32, n int) (sum, dot float64)
+// func rowMaskSumDotAVX2(dst, grad, y, x *float32, n, rows, stride int) (sum, dot float64)
 //
 // dst = grad where y > 0 (y's bits, read as an int32, above 0), else 0; and
 // the sums of dst and of dst·x.
-TEXT ·rowMaskSumDotAVX2(SB), NOSPLIT, $0-56
+TEXT ·rowMaskSumDotAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst+0(FP), DI
 	MOVQ grad+8(FP), SI
 	MOVQ y+16(FP), DX
 	MOVQ x+24(FP), BX
-	MOVQ n+32(FP), CX
+	ROWS(n+32, rows+40, stride+48)
 	VPXOR Y15, Y15, Y15
 	ZERO8
+
+mdrow:
+	MOVQ R9, CX
 
 md16:
 	CMPQ CX, $16
@@ -192,86 +229,97 @@ md16:
 
 md8:
 	TESTQ CX, CX
-	JZ    mddone
+	JZ    mdnext
 	VMOVDQU (DX), Y8
 	VPCMPGTD Y15, Y8, Y8
 	VPAND (SI), Y8, Y8
 	VMOVDQU Y8, (DI)
 	DOT8(Y8, X8, (BX), 16(BX), Y0, Y1, Y4, Y5)
-
-mddone:
-	SUM4(Y0, Y1, Y2, Y3, X0, X8)
-	SUM4(Y4, Y5, Y6, Y7, X4, X8)
-	VZEROUPPER
-	MOVSD X0, sum+40(FP)
-	MOVSD X4, dot+48(FP)
-	RET
-
-// func rowAffineAVX2(dst, x, skip *float32, n int, scale, shift float32, kind int)
-//
-// dst = x·scale + shift; kind 1: then max(·, 0); kind 2: max(· + skip, 0)
-// (skip is read for kind 2 only).
-TEXT ·rowAffineAVX2(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ x+8(FP), SI
-	MOVQ skip+16(FP), DX
-	MOVQ n+24(FP), CX
-	VBROADCASTSS scale+32(FP), Y14
-	VBROADCASTSS shift+36(FP), Y15
-	VXORPS Y13, Y13, Y13
-	MOVQ kind+40(FP), AX
-	CMPQ AX, $1
-	JEQ  relu
-	JGT  skipped
-
-plain:
-	VMOVUPS (SI), Y0
-	VFMADD213PS Y15, Y14, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  plain
-	VZEROUPPER
-	RET
-
-relu:
-	VMOVUPS (SI), Y0
-	VFMADD213PS Y15, Y14, Y0
-	VMAXPS Y0, Y13, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  relu
-	VZEROUPPER
-	RET
-
-skipped:
-	VMOVUPS (SI), Y0
-	VFMADD213PS Y15, Y14, Y0
-	VADDPS (DX), Y0, Y0
-	VMAXPS Y0, Y13, Y0
-	VMOVUPS Y0, (DI)
 	ADDQ $32, SI
 	ADDQ $32, DX
 	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  skipped
+	ADDQ $32, BX
+
+mdnext:
+	ADDQ R10, SI
+	ADDQ R10, DX
+	ADDQ R10, DI
+	ADDQ R10, BX
+	DECQ R8
+	JNZ  mdrow
+	SUM4(Y0, Y1, Y2, Y3, X0, X8)
+	SUM4(Y4, Y5, Y6, Y7, X4, X8)
 	VZEROUPPER
+	MOVSD X0, sum+56(FP)
+	MOVSD X4, dot+64(FP)
 	RET
 
-// func rowGradXAVX2(dst, grad, x *float32, n int, s, a, k float32)
+// AFFINE_LOOP is rowAffineAVX2's loop for one kind: eight values of
+// x·Y14 + Y15 at a time from SI to DI, what extra does to them in Y0
+// before the store (nothing, a ReLU, or the skip at DX added and a
+// ReLU), advance and next moving DX on as SI and DI are, a step and a
+// row at a time.
+#define AFFINE_LOOP(row, step, next, extra, advance) \
+row: \
+	MOVQ R9, CX \
+step: \
+	VMOVUPS (SI), Y0 \
+	VFMADD213PS Y15, Y14, Y0 \
+	extra \
+	VMOVUPS Y0, (DI) \
+	ADDQ $32, SI \
+	ADDQ $32, DI \
+	advance \
+	SUBQ $8, CX \
+	JNZ  step \
+	ADDQ R10, SI \
+	ADDQ R10, DI \
+	next \
+	DECQ R8 \
+	JNZ  row \
+	VZEROUPPER \
+	RET
+
+#define NOTHING
+#define RELU VMAXPS Y0, Y13, Y0
+#define SKIPRELU VADDPS (DX), Y0, Y0; VMAXPS Y0, Y13, Y0
+#define SKIPSTEP ADDQ $32, DX
+#define SKIPNEXT ADDQ R10, DX
+
+// func rowAffineAVX2(dst, x, skip *float32, n, rows, stride int, scale, shift float32, kind int)
+//
+// dst = x·scale + shift; kind 1: then max(·, 0); kind 2: max(· + skip, 0)
+// (skip is read for kind 2 only).
+TEXT ·rowAffineAVX2(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ skip+16(FP), DX
+	ROWS(n+24, rows+32, stride+40)
+	VBROADCASTSS scale+48(FP), Y14
+	VBROADCASTSS shift+52(FP), Y15
+	VXORPS Y13, Y13, Y13
+	MOVQ kind+56(FP), AX
+	CMPQ AX, $1
+	JEQ  relurow
+	JGT  skiprow
+	AFFINE_LOOP(plainrow, plain, NOTHING, NOTHING, NOTHING)
+	AFFINE_LOOP(relurow, relu, NOTHING, RELU, NOTHING)
+	AFFINE_LOOP(skiprow, skipped, SKIPNEXT, SKIPRELU, SKIPSTEP)
+
+// func rowGradXAVX2(dst, grad, x *float32, n, rows, stride int, s, a, k float32)
 //
 // dst = s·grad − a·x + k: batch norm's input gradient.
-TEXT ·rowGradXAVX2(SB), NOSPLIT, $0-44
+TEXT ·rowGradXAVX2(SB), NOSPLIT, $0-60
 	MOVQ dst+0(FP), DI
 	MOVQ grad+8(FP), SI
 	MOVQ x+16(FP), DX
-	MOVQ n+24(FP), CX
-	VBROADCASTSS s+32(FP), Y13
-	VBROADCASTSS a+36(FP), Y14
-	VBROADCASTSS k+40(FP), Y15
+	ROWS(n+24, rows+32, stride+40)
+	VBROADCASTSS s+48(FP), Y13
+	VBROADCASTSS a+52(FP), Y14
+	VBROADCASTSS k+56(FP), Y15
+
+gxrow:
+	MOVQ R9, CX
 
 gx:
 	VMOVUPS (SI), Y0
@@ -283,6 +331,11 @@ gx:
 	ADDQ $32, DI
 	SUBQ $8, CX
 	JNZ  gx
+	ADDQ R10, SI
+	ADDQ R10, DX
+	ADDQ R10, DI
+	DECQ R8
+	JNZ  gxrow
 	VZEROUPPER
 	RET
 

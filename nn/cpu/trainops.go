@@ -582,11 +582,7 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 	local, total := op.local[:channels+1], op.total[:channels+1]
 	parallelFor(channels, op.procs, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
-			sum := 0.0
-			for b := 0; b < batch; b++ {
-				sum += sum64(x[(b*channels+c)*cells : (b*channels+c+1)*cells])
-			}
-			local[c] = sum
+			local[c] = sum64(x, channelRows(c, batch, channels, cells))
 		}
 	})
 	local[channels] = float64(batch * cells)
@@ -602,11 +598,7 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 	local, total = op.local[:channels], op.total[:channels]
 	parallelFor(channels, op.procs, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
-			mean, ss := op.mean[c], 0.0
-			for b := 0; b < batch; b++ {
-				ss += squares64(x[(b*channels+c)*cells:(b*channels+c+1)*cells], mean)
-			}
-			local[c] = ss
+			local[c] = squares64(x, channelRows(c, batch, channels, cells), op.mean[c])
 		}
 	})
 	if err := op.sums.allReduce(local, total); err != nil {
@@ -640,14 +632,7 @@ func (op bnOp) normalize(x, skip []float32, gamma, beta float32, c, batch, chann
 	case op.relu:
 		kind = affineRelu
 	}
-	for b := 0; b < batch; b++ {
-		i := (b*channels + c) * cells
-		var sk []float32
-		if op.skip {
-			sk = skip[i : i+cells]
-		}
-		affineRow(op.y[i:i+cells], x[i:i+cells], sk, scale, shift, kind)
-	}
+	affineRows(op.y, x, skip, channelRows(c, batch, channels, cells), scale, shift, kind)
 }
 
 func (op bnOp) DiffWRT(n int) []bool {
@@ -715,17 +700,11 @@ func (op *bnGradOp) sumGradients(x, y, dy []float32, batch, channels, cells int)
 	parallelFor(channels, op.procs, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			mean, invStd := op.mean[c], op.invStd[c]
-			sumDy, sumDyX := 0.0, 0.0
-			for b := 0; b < batch; b++ {
-				i := (b*channels + c) * cells
-				var s, d float64
-				if op.relu {
-					s, d = maskSumDot64(op.grad[i:i+cells], dy[i:i+cells], y[i:i+cells], x[i:i+cells])
-				} else {
-					s, d = sumDot64(dy[i:i+cells], x[i:i+cells])
-				}
-				sumDy += s
-				sumDyX += d
+			var sumDy, sumDyX float64
+			if ch := channelRows(c, batch, channels, cells); op.relu {
+				sumDy, sumDyX = maskSumDot64(op.grad, dy, y, x, ch)
+			} else {
+				sumDy, sumDyX = sumDot64(dy, x, ch)
 			}
 			op.sumDy[c] = sumDy
 			op.sumDyXhat[c] = (sumDyX - mean*sumDy) * invStd
@@ -803,10 +782,7 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 			a := scale * op.allDyXhat[c] / n * invStd
 			k := float32(-scale*op.allDy[c]/n + a*mean)
 			s32, a32 := float32(scale), float32(a)
-			for b := 0; b < batch; b++ {
-				i := (b*channels + c) * cells
-				gradXRow(op.out[i:i+cells], op.grad[i:i+cells], x[i:i+cells], s32, a32, k)
-			}
+			gradXRows(op.out, op.grad, x, channelRows(c, batch, channels, cells), s32, a32, k)
 		}
 	})
 	if op.which == 0 {
