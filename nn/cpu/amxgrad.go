@@ -111,7 +111,7 @@ func (a *amxWeightGrad) layout(sh shape, in, out, batch int) {
 	a.sh, a.in, a.out, a.batch = sh, in, out, batch
 	a.geom = newDirectGeom(directArch{}, sh, batch)
 	pw := a.geom.padWidth
-	a.pixels = (batch*a.geom.padCells + amxBlock - 1) / amxBlock * amxBlock
+	a.pixels = (a.geom.pixels(batch) + amxBlock - 1) / amxBlock * amxBlock
 	a.front = (pw + 1 + 15) / 16 * 16
 	a.row = a.front + a.pixels + a.front
 	a.x = make([]uint16, in*a.row)

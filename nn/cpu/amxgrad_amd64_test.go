@@ -81,7 +81,7 @@ func TestRoundingLayouts(t *testing.T) {
 			g := newDirectGeom(directArch{}, shape{height: c.h, width: c.w}, 3)
 			pix := g.pix[c.h*c.w : 2*c.h*c.w]
 			src := randomRow(rng, c.channels*len(pix))
-			size := 3 * g.padCells * c.channels
+			size := g.pixels(3) * c.channels
 			got, want := sentinels(size), sentinels(size)
 			if !planesToPixelsBF16(got, src, pix, c.channels) {
 				t.Fatal("not done on a CPU with AVX-512 BF16 and BW")

@@ -145,7 +145,7 @@ func BenchmarkTowerConv(b *testing.B) {
 	for _, arch := range sets {
 		b.Run(arch.name, func(b *testing.B) {
 			g := newDirectGeom(arch, sh, batch)
-			src := make([]float32, batch*g.padCells*filters)
+			src := make([]float32, g.pixels(batch)*filters)
 			for _, p := range g.pix {
 				for j := range filters {
 					src[int(p)*filters+j] = float32(max(0, rng.NormFloat64()))
@@ -157,7 +157,7 @@ func BenchmarkTowerConv(b *testing.B) {
 			switch {
 			case arch.int8:
 				c := newInt8Conv(fc)
-				q := quantized{make([]uint8, len(src)), make([]float32, batch*g.padCells), make([]float32, batch*g.padCells)}
+				q := quantized{make([]uint8, len(src)), make([]float32, g.pixels(batch)), make([]float32, g.pixels(batch))}
 				run = func() {
 					quantizePixels(q, src, g.pix, sh.cells(), filters, nil, 0, false, arch.byteInputs)
 					g.convInt8(c, q, false, dst, nil, 0, n, true, false)

@@ -73,7 +73,7 @@ func testBF16Kernels(t *testing.T, arch directArch, size, filters, batch int) {
 		c.b[i] = exact(1)
 	}
 	n := batch * sh.cells()
-	src := make([]float32, batch*g.padCells*filters)
+	src := make([]float32, g.pixels(batch)*filters)
 	half := make([]uint16, g.halfPixels(batch)*filters)
 	skip := make([]float32, len(src))
 	for _, p := range g.pix {

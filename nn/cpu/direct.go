@@ -14,11 +14,17 @@ import (
 // nothing is gathered (im2row) or packed (BLAS) first, and the bias, skip
 // and ReLU are applied while the output is in registers.
 //
-// Activations are kept padded for it: each position is a (height+2) ×
-// (width+2) grid of pixels, each pixel its channels side by side, the
-// border pixels zero (written once, never again). A 3×3 kernel's inputs
-// for a pixel are then three runs of 3·channels contiguous values, one
-// per kernel row, at the same offsets from every pixel.
+// Activations are kept padded for it: each position is a grid of pixels
+// with a border, each pixel its channels side by side, the border pixels
+// zero (written once, never again). A 3×3 kernel's inputs for a pixel
+// are then three runs of 3·channels contiguous values, one per kernel
+// row, at the same offsets from every pixel. Neighbouring rows and
+// positions share their borders — each row one border pixel on its
+// right, each position one border row below it, the batch one row above
+// — so that an 8×8 board takes 9×9 pixels rather than 10×10, and the
+// AMX kernels, which convolve every pixel of a run, a fifth less work;
+// the int8 kernels keep a whole border a position, which holds that
+// position's zero point.
 
 // directTile is the argument block of a kernel: one tile of pixels by up
 // to one block of output channels. Its layout is read by the assembly
@@ -171,8 +177,10 @@ func convInfo(arch directArch, direct bool) string {
 // directGeom is the padded layout of a batch for a kernel set.
 type directGeom struct {
 	arch directArch
-	// padWidth is the padded grid's width, padCells its pixels.
-	padWidth, padCells int
+	// padWidth is the padded grid's width, padCells a position's pixels;
+	// with shared borders the batch has lead more, before the first
+	// position's.
+	padWidth, padCells, lead int
 	// pix lists the interior pixels of the batch, position by position,
 	// row by row, as indices into the padded activations.
 	pix []int32
@@ -187,13 +195,19 @@ type directGeom struct {
 }
 
 func newDirectGeom(arch directArch, sh shape, batch int) directGeom {
-	pw, ph := sh.width+2, sh.height+2
-	g := directGeom{arch: arch, padWidth: pw, padCells: pw * ph}
+	pw, ph := sh.width+1, sh.height+1
+	g := directGeom{arch: arch, padWidth: pw, padCells: pw * ph, lead: pw + 1}
+	if arch.int8 {
+		pw, ph = sh.width+2, sh.height+2
+		g = directGeom{arch: arch, padWidth: pw, padCells: pw * ph}
+	}
+	// Either way a position's first pixel is a row and a pixel into its
+	// own grid, or past the batch's lead.
 	g.pix = make([]int32, 0, batch*sh.cells())
 	for b := 0; b < batch; b++ {
 		for y := 0; y < sh.height; y++ {
 			for x := 0; x < sh.width; x++ {
-				g.pix = append(g.pix, int32(b*g.padCells+(y+1)*pw+x+1))
+				g.pix = append(g.pix, int32(pw+1+b*g.padCells+y*pw+x))
 			}
 		}
 	}
@@ -221,10 +235,13 @@ func newDirectGeom(arch directArch, sh shape, batch int) directGeom {
 	return g
 }
 
+// pixels is the pixels of a batch's padded activations.
+func (g *directGeom) pixels(batch int) int { return g.lead + batch*g.padCells }
+
 // halfPixels is the pixels of a batch's bfloat16 activations: the padded
 // grids, and for AMX the reach of its last block of pixels past them.
 func (g *directGeom) halfPixels(batch int) int {
-	n := batch * g.padCells
+	n := g.pixels(batch)
 	if g.arch.amx {
 		n += 2*amxBlock + g.padWidth + 1
 	}
@@ -251,7 +268,7 @@ type direct struct {
 
 func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
 	d := &direct{directGeom: newDirectGeom(arch, sh, maxBatch)}
-	n := maxBatch * d.padCells
+	n := d.pixels(maxBatch)
 	d.in = make([]float32, n*sh.planes)
 	d.x = make([]float32, n*cfg.Filters)
 	d.y = make([]float32, n*cfg.Filters)
@@ -405,7 +422,7 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 // so do the weights the optimizer keeps and their gradients.
 type directTrain struct {
 	geom   directGeom
-	padded []float32  // (batch·padCells, in)
+	padded []float32  // (geom.pixels(batch), in)
 	half   []uint16   // padded in bfloat16, for the bfloat16 kernels
 	out    []float32  // (batch·cells, out)
 	fc     foldedConv // the step's weights, packed for the kernels, zero bias
@@ -420,7 +437,7 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, wor
 	bf16 := arch.bf16 && in%2 == 0
 	if len(t.geom.pix) != batch*cells || bf16 != (t.half != nil) {
 		t.geom = newDirectGeom(arch, sh, batch)
-		t.padded = make([]float32, batch*t.geom.padCells*in)
+		t.padded = make([]float32, t.geom.pixels(batch)*in)
 		t.out = make([]float32, batch*cells*out)
 		t.fc = foldedConv{kernel: kernel, in: in, out: out,
 			w: make([]float32, kernel*kernel*in*out, kernel*kernel*in*out+weightSlack),

@@ -199,7 +199,7 @@ func testInt8Kernels(t *testing.T, arch directArch, size, filters, batch int, ex
 	n := batch * sh.cells()
 	// Each position's inputs: bytes, a scale and a zero point (0 without
 	// a sign), which its padding holds.
-	plain := quantized{make([]uint8, batch*g.padCells*filters), make([]float32, batch*g.padCells), make([]float32, batch*g.padCells)}
+	plain := quantized{make([]uint8, g.pixels(batch)*filters), make([]float32, g.pixels(batch)), make([]float32, g.pixels(batch))}
 	signed := quantized{make([]uint8, len(plain.bytes)), plain.scale, make([]float32, len(plain.zero))}
 	// top is the largest byte quantizePixels writes: its top level, one
 	// more where rounding apart lifts it (int8.go), at most 255.

@@ -188,7 +188,7 @@ func TestPixels(t *testing.T) {
 		for b := range 2 {
 			pix := geom.pix[b*cells : (b+1)*cells]
 			src := randomRow(rng, channels*cells)
-			dst := make([]float32, 2*geom.padCells*channels)
+			dst := make([]float32, geom.pixels(2)*channels)
 			toPixels(dst, src, pix, channels)
 			written := 0
 			for _, v := range dst {
