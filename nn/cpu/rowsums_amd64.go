@@ -8,29 +8,29 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// The row loops of rowsums_amd64.s. Each takes one channel's rows, a
-// positive multiple of 8 values of each; the wrappers below give them
-// all but each row's last width mod 8, which the scalar loops of
-// rowsums.go finish, and check the rows against every slice first
-// (rows.end), so that the assembly never reads or writes past one.
+// The row loops of rowsums_amd64.s. Each takes rows of a positive
+// multiple of 8 values; the wrappers below give them all but each row's
+// last width mod 8, which the scalar loops of rowsums.go finish, and
+// check the rows against every slice first (rows.bulk), so that the
+// assembly never reads or writes past one.
 
 //go:noescape
-func rowSumAVX2(v *float32, n, rows, stride int) float64
+func rowSumAVX2(v *float32, n, rows, stride int, out *float64)
 
 //go:noescape
-func rowSquaresAVX2(v *float32, n, rows, stride int, mean float64) float64
+func rowSquaresAVX2(v *float32, n, rows, stride int, mean, out *float64)
 
 //go:noescape
-func rowSumDotAVX2(grad, x *float32, n, rows, stride int) (sum, dot float64)
+func rowSumDotAVX2(grad, x *float32, n, rows, stride int, sum, dot *float64)
 
 //go:noescape
-func rowMaskSumDotAVX2(dst, grad, y, x *float32, n, rows, stride int) (sum, dot float64)
+func rowMaskSumDotAVX2(dst, grad, y, x *float32, n, rows, stride int, sum, dot *float64)
 
 //go:noescape
-func rowAffineAVX2(dst, x, skip *float32, n, rows, stride int, scale, shift float32, kind int)
+func rowAffineAVX2(dst, x, skip *float32, n, rows, stride int, scale, shift *float32, kind int)
 
 //go:noescape
-func rowGradXAVX2(dst, grad, x *float32, n, rows, stride int, s, a, k float32)
+func rowGradXAVX2(dst, grad, x *float32, n, rows, stride int, s, a, k *float32)
 
 //go:noescape
 func toPixelsAVX2(dst, src *float32, pix *int32, blocks, cells, channels int)
@@ -63,67 +63,84 @@ func (r rows) bulk(slices ...[]float32) int {
 	return rowBulk(r.width)
 }
 
-// sum64 returns the sum of v's rows, in float64.
-func sum64(v []float32, r rows) float64 {
-	n, s := r.bulk(v), 0.0
-	if n > 0 {
-		s = rowSumAVX2(&v[r.first], n, r.count, r.stride)
+// perRow checks that each of a row's own values has a place.
+func perRow[T float32 | float64](r rows, each ...[]T) {
+	for _, v := range each {
+		if len(v) < r.count {
+			panic(fmt.Sprintf("nn: %d rows with %d values of their own", r.count, len(v)))
+		}
 	}
-	return s + sumRowsGo(v, r.tail(n))
 }
 
-// squares64 returns the sum of (v − mean)² over v's rows, in float64.
-func squares64(v []float32, r rows, mean float64) float64 {
-	n, s := r.bulk(v), 0.0
-	if n > 0 {
-		s = rowSquaresAVX2(&v[r.first], n, r.count, r.stride, mean)
+// sum64 adds the sum of each of v's rows to its float64 in out.
+func sum64(v []float32, r rows, out []float64) {
+	perRow(r, out)
+	if n := r.bulk(v); n > 0 {
+		rowSumAVX2(&v[r.first], n, r.count, r.stride, &out[0])
+		r = r.tail(n)
 	}
-	return s + squareRowsGo(v, r.tail(n), mean)
+	sumRowsGo(v, r, out)
 }
 
-// sumDot64 returns the sums of g and of g·x over their rows, in float64.
-func sumDot64(g, x []float32, r rows) (sum, dot float64) {
-	n := r.bulk(g, x)
-	if n > 0 {
-		sum, dot = rowSumDotAVX2(&g[r.first], &x[r.first], n, r.count, r.stride)
+// squares64 adds the sum of (v − mean)² over each of v's rows, each
+// about its own mean, to its float64 in out.
+func squares64(v []float32, r rows, mean, out []float64) {
+	perRow(r, mean, out)
+	if n := r.bulk(v); n > 0 {
+		rowSquaresAVX2(&v[r.first], n, r.count, r.stride, &mean[0], &out[0])
+		r = r.tail(n)
 	}
-	s, d := sumDotRowsGo(g, x, r.tail(n))
-	return sum + s, dot + d
+	squareRowsGo(v, r, mean, out)
 }
 
-// maskSumDot64 writes g where y > 0 into dst's rows and returns the sums
-// of dst and of dst·x over them.
-func maskSumDot64(dst, g, y, x []float32, r rows) (sum, dot float64) {
-	n := r.bulk(dst, g, y, x)
-	if n > 0 {
-		sum, dot = rowMaskSumDotAVX2(&dst[r.first], &g[r.first], &y[r.first], &x[r.first], n, r.count, r.stride)
+// sumDot64 adds the sums of g and of g·x over each row to its float64s
+// in sum and dot.
+func sumDot64(g, x []float32, r rows, sum, dot []float64) {
+	perRow(r, sum, dot)
+	if n := r.bulk(g, x); n > 0 {
+		rowSumDotAVX2(&g[r.first], &x[r.first], n, r.count, r.stride, &sum[0], &dot[0])
+		r = r.tail(n)
 	}
-	s, d := maskSumDotRowsGo(dst, g, y, x, r.tail(n))
-	return sum + s, dot + d
+	sumDotRowsGo(g, x, r, sum, dot)
+}
+
+// maskSumDot64 writes g where y > 0 into dst's rows and adds the sums of
+// dst and of dst·x over each row to its float64s in sum and dot.
+func maskSumDot64(dst, g, y, x []float32, r rows, sum, dot []float64) {
+	perRow(r, sum, dot)
+	if n := r.bulk(dst, g, y, x); n > 0 {
+		rowMaskSumDotAVX2(&dst[r.first], &g[r.first], &y[r.first], &x[r.first], n, r.count, r.stride, &sum[0], &dot[0])
+		r = r.tail(n)
+	}
+	maskSumDotRowsGo(dst, g, y, x, r, sum, dot)
 }
 
 // affineRows writes batch norm's output rows into dst: x·scale + shift,
-// then what kind says (the skip is read for affineSkipRelu only).
-func affineRows(dst, x, skip []float32, r rows, scale, shift float32, kind int) {
-	n := r.bulk(dst, x)
-	if n > 0 {
+// each row with its own scale and shift, then what kind says (the skip
+// is read for affineSkipRelu only).
+func affineRows(dst, x, skip []float32, r rows, scale, shift []float32, kind int) {
+	perRow(r, scale, shift)
+	if n := r.bulk(dst, x); n > 0 {
 		skipAt := &x[r.first] // not read
 		if kind == affineSkipRelu {
 			r.bulk(skip)
 			skipAt = &skip[r.first]
 		}
-		rowAffineAVX2(&dst[r.first], &x[r.first], skipAt, n, r.count, r.stride, scale, shift, kind)
+		rowAffineAVX2(&dst[r.first], &x[r.first], skipAt, n, r.count, r.stride, &scale[0], &shift[0], kind)
+		r = r.tail(n)
 	}
-	affineRowsGo(dst, x, skip, r.tail(n), scale, shift, kind)
+	affineRowsGo(dst, x, skip, r, scale, shift, kind)
 }
 
-// gradXRows writes s·g − a·x + k into dst's rows.
-func gradXRows(dst, g, x []float32, r rows, s, a, k float32) {
-	n := r.bulk(dst, g, x)
-	if n > 0 {
-		rowGradXAVX2(&dst[r.first], &g[r.first], &x[r.first], n, r.count, r.stride, s, a, k)
+// gradXRows writes s·g − a·x + k into dst's rows, each row with its own
+// s, a and k.
+func gradXRows(dst, g, x []float32, r rows, s, a, k []float32) {
+	perRow(r, s, a, k)
+	if n := r.bulk(dst, g, x); n > 0 {
+		rowGradXAVX2(&dst[r.first], &g[r.first], &x[r.first], n, r.count, r.stride, &s[0], &a[0], &k[0])
+		r = r.tail(n)
 	}
-	gradXRowsGo(dst, g, x, r.tail(n), s, a, k)
+	gradXRowsGo(dst, g, x, r, s, a, k)
 }
 
 // toPixels writes one image's planes (channels × len(pix) values) into

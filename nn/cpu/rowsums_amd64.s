@@ -2,12 +2,13 @@
 
 #include "textflag.h"
 
-// The batch norm's loops over one channel's rows with AVX2 and FMA,
-// eight values a step (sixteen where a sum is taken, four float64 sums
-// in flight per result). Each takes rows of n values, stride values from
-// one row's start to the next's; n and rows are positive and n is a
-// multiple of 8: the Go wrappers in rowsums_amd64.go leave each row's
-// last width mod 8 values to the scalar loops.
+// The batch norm's loops over rows of values with AVX2 and FMA, eight
+// values a step (sixteen where a sum is taken, four float64 sums in
+// flight per result). Each takes rows of n values, stride values from
+// one row's start to the next's, and adds each row's sums to its own
+// float64s, or reads its own parameters, a row at a time; n and rows are
+// positive and n is a multiple of 8: the Go wrappers in rowsums_amd64.go
+// leave each row's last width mod 8 values to the scalar loops.
 
 // ROWS loads n+off(FP) into R9, rows into R8 and the bytes from a row's
 // end to the next row's start ((stride − n)·4) into R10.
@@ -28,17 +29,28 @@
 	VUNPCKHPD ax, ax, tx \
 	VADDSD tx, ax, ax
 
-// func rowSumAVX2(v *float32, n, rows, stride int) float64
+// ADDTO adds X(x)'s low lane to the float64 at ptr and moves ptr on to
+// the next.
+#define ADDTO(x, ptr) \
+	VADDSD (ptr), x, x \
+	VMOVSD x, (ptr) \
+	ADDQ $8, ptr
+
+#define ZERO4 \
+	VXORPD Y0, Y0, Y0 \
+	VXORPD Y1, Y1, Y1 \
+	VXORPD Y2, Y2, Y2 \
+	VXORPD Y3, Y3, Y3
+
+// func rowSumAVX2(v *float32, n, rows, stride int, out *float64)
 TEXT ·rowSumAVX2(SB), NOSPLIT, $0-40
 	MOVQ v+0(FP), SI
 	ROWS(n+8, rows+16, stride+24)
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
+	MOVQ out+32(FP), R11
 
 sumrow:
 	MOVQ R9, CX
+	ZERO4
 
 sum16:
 	CMPQ CX, $16
@@ -65,26 +77,28 @@ sum8:
 	ADDQ $32, SI
 
 sumnext:
+	SUM4(Y0, Y1, Y2, Y3, X0, X4)
+	ADDTO(X0, R11)
 	ADDQ R10, SI
 	DECQ R8
 	JNZ  sumrow
-	SUM4(Y0, Y1, Y2, Y3, X0, X4)
 	VZEROUPPER
-	MOVSD X0, ret+32(FP)
 	RET
 
-// func rowSquaresAVX2(v *float32, n, rows, stride int, mean float64) float64
+// func rowSquaresAVX2(v *float32, n, rows, stride int, mean, out *float64)
+//
+// Each row's squares about its own mean.
 TEXT ·rowSquaresAVX2(SB), NOSPLIT, $0-48
 	MOVQ v+0(FP), SI
 	ROWS(n+8, rows+16, stride+24)
-	VBROADCASTSD mean+32(FP), Y8
-	VXORPD Y0, Y0, Y0
-	VXORPD Y1, Y1, Y1
-	VXORPD Y2, Y2, Y2
-	VXORPD Y3, Y3, Y3
+	MOVQ mean+32(FP), R12
+	MOVQ out+40(FP), R11
 
 sqrow:
 	MOVQ R9, CX
+	VBROADCASTSD (R12), Y8
+	ADDQ $8, R12
+	ZERO4
 
 sq16:
 	CMPQ CX, $16
@@ -117,12 +131,12 @@ sq8:
 	ADDQ $32, SI
 
 sqnext:
+	SUM4(Y0, Y1, Y2, Y3, X0, X4)
+	ADDTO(X0, R11)
 	ADDQ R10, SI
 	DECQ R8
 	JNZ  sqrow
-	SUM4(Y0, Y1, Y2, Y3, X0, X4)
 	VZEROUPPER
-	MOVSD X0, ret+40(FP)
 	RET
 
 // DOT8 adds eight gradients (float32, in Y(g), X(gx) its low half) to
@@ -140,24 +154,31 @@ sqnext:
 	VFMADD231PD Y13, Y11, d1
 
 #define ZERO8 \
-	VXORPD Y0, Y0, Y0 \
-	VXORPD Y1, Y1, Y1 \
-	VXORPD Y2, Y2, Y2 \
-	VXORPD Y3, Y3, Y3 \
+	ZERO4 \
 	VXORPD Y4, Y4, Y4 \
 	VXORPD Y5, Y5, Y5 \
 	VXORPD Y6, Y6, Y6 \
 	VXORPD Y7, Y7, Y7
 
-// func rowSumDotAVX2(grad, x *float32, n, rows, stride int) (sum, dot float64)
+// SUMDOTTO adds a row's two sums to the float64s at R11 and R12 and
+// moves both on.
+#define SUMDOTTO \
+	SUM4(Y0, Y1, Y2, Y3, X0, X8) \
+	SUM4(Y4, Y5, Y6, Y7, X4, X8) \
+	ADDTO(X0, R11) \
+	ADDTO(X4, R12)
+
+// func rowSumDotAVX2(grad, x *float32, n, rows, stride int, sum, dot *float64)
 TEXT ·rowSumDotAVX2(SB), NOSPLIT, $0-56
 	MOVQ grad+0(FP), SI
 	MOVQ x+8(FP), BX
 	ROWS(n+16, rows+24, stride+32)
-	ZERO8
+	MOVQ sum+40(FP), R11
+	MOVQ dot+48(FP), R12
 
 sdrow:
 	MOVQ R9, CX
+	ZERO8
 
 sd16:
 	CMPQ CX, $16
@@ -180,32 +201,31 @@ sd8:
 	ADDQ $32, BX
 
 sdnext:
+	SUMDOTTO
 	ADDQ R10, SI
 	ADDQ R10, BX
 	DECQ R8
 	JNZ  sdrow
-	SUM4(Y0, Y1, Y2, Y3, X0, X8)
-	SUM4(Y4, Y5, Y6, Y7, X4, X8)
 	VZEROUPPER
-	MOVSD X0, sum+40(FP)
-	MOVSD X4, dot+48(FP)
 	RET
 
-// func rowMaskSumDotAVX2(dst, grad, y, x *float32, n, rows, stride int) (sum, dot float64)
+// func rowMaskSumDotAVX2(dst, grad, y, x *float32, n, rows, stride int, sum, dot *float64)
 //
 // dst = grad where y > 0 (y's bits, read as an int32, above 0), else 0; and
-// the sums of dst and of dst·x.
+// each row's sums of dst and of dst·x.
 TEXT ·rowMaskSumDotAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst+0(FP), DI
 	MOVQ grad+8(FP), SI
 	MOVQ y+16(FP), DX
 	MOVQ x+24(FP), BX
 	ROWS(n+32, rows+40, stride+48)
+	MOVQ sum+56(FP), R11
+	MOVQ dot+64(FP), R12
 	VPXOR Y15, Y15, Y15
-	ZERO8
 
 mdrow:
 	MOVQ R9, CX
+	ZERO8
 
 md16:
 	CMPQ CX, $16
@@ -241,20 +261,18 @@ md8:
 	ADDQ $32, BX
 
 mdnext:
+	SUMDOTTO
 	ADDQ R10, SI
 	ADDQ R10, DX
 	ADDQ R10, DI
 	ADDQ R10, BX
 	DECQ R8
 	JNZ  mdrow
-	SUM4(Y0, Y1, Y2, Y3, X0, X8)
-	SUM4(Y4, Y5, Y6, Y7, X4, X8)
 	VZEROUPPER
-	MOVSD X0, sum+56(FP)
-	MOVSD X4, dot+64(FP)
 	RET
 
-// AFFINE_LOOP is rowAffineAVX2's loop for one kind: eight values of
+// AFFINE_LOOP is rowAffineAVX2's loop for one kind: each row's scale
+// and shift (from R11 and R12) into Y14 and Y15, then eight values of
 // x·Y14 + Y15 at a time from SI to DI, what extra does to them in Y0
 // before the store (nothing, a ReLU, or the skip at DX added and a
 // ReLU), advance and next moving DX on as SI and DI are, a step and a
@@ -262,6 +280,10 @@ mdnext:
 #define AFFINE_LOOP(row, step, next, extra, advance) \
 row: \
 	MOVQ R9, CX \
+	VBROADCASTSS (R11), Y14 \
+	VBROADCASTSS (R12), Y15 \
+	ADDQ $4, R11 \
+	ADDQ $4, R12 \
 step: \
 	VMOVUPS (SI), Y0 \
 	VFMADD213PS Y15, Y14, Y0 \
@@ -286,19 +308,19 @@ step: \
 #define SKIPSTEP ADDQ $32, DX
 #define SKIPNEXT ADDQ R10, DX
 
-// func rowAffineAVX2(dst, x, skip *float32, n, rows, stride int, scale, shift float32, kind int)
+// func rowAffineAVX2(dst, x, skip *float32, n, rows, stride int, scale, shift *float32, kind int)
 //
-// dst = x·scale + shift; kind 1: then max(·, 0); kind 2: max(· + skip, 0)
-// (skip is read for kind 2 only).
-TEXT ·rowAffineAVX2(SB), NOSPLIT, $0-64
+// dst = x·scale + shift, each row with its own scale and shift; kind 1:
+// then max(·, 0); kind 2: max(· + skip, 0) (skip is read for kind 2 only).
+TEXT ·rowAffineAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst+0(FP), DI
 	MOVQ x+8(FP), SI
 	MOVQ skip+16(FP), DX
 	ROWS(n+24, rows+32, stride+40)
-	VBROADCASTSS scale+48(FP), Y14
-	VBROADCASTSS shift+52(FP), Y15
+	MOVQ scale+48(FP), R11
+	MOVQ shift+56(FP), R12
 	VXORPS Y13, Y13, Y13
-	MOVQ kind+56(FP), AX
+	MOVQ kind+64(FP), AX
 	CMPQ AX, $1
 	JEQ  relurow
 	JGT  skiprow
@@ -306,20 +328,27 @@ TEXT ·rowAffineAVX2(SB), NOSPLIT, $0-64
 	AFFINE_LOOP(relurow, relu, NOTHING, RELU, NOTHING)
 	AFFINE_LOOP(skiprow, skipped, SKIPNEXT, SKIPRELU, SKIPSTEP)
 
-// func rowGradXAVX2(dst, grad, x *float32, n, rows, stride int, s, a, k float32)
+// func rowGradXAVX2(dst, grad, x *float32, n, rows, stride int, s, a, k *float32)
 //
-// dst = s·grad − a·x + k: batch norm's input gradient.
-TEXT ·rowGradXAVX2(SB), NOSPLIT, $0-60
+// dst = s·grad − a·x + k, each row with its own s, a and k: batch norm's
+// input gradient.
+TEXT ·rowGradXAVX2(SB), NOSPLIT, $0-72
 	MOVQ dst+0(FP), DI
 	MOVQ grad+8(FP), SI
 	MOVQ x+16(FP), DX
 	ROWS(n+24, rows+32, stride+40)
-	VBROADCASTSS s+48(FP), Y13
-	VBROADCASTSS a+52(FP), Y14
-	VBROADCASTSS k+56(FP), Y15
+	MOVQ s+48(FP), R11
+	MOVQ a+56(FP), R12
+	MOVQ k+64(FP), BX
 
 gxrow:
 	MOVQ R9, CX
+	VBROADCASTSS (R11), Y13
+	VBROADCASTSS (R12), Y14
+	VBROADCASTSS (BX), Y15
+	ADDQ $4, R11
+	ADDQ $4, R12
+	ADDQ $4, BX
 
 gx:
 	VMOVUPS (SI), Y0

@@ -31,53 +31,75 @@ func rowSets(w int) []rows {
 	}
 }
 
-// inRows tells whether index i is in one of r's rows.
-func inRows(r rows, i int) bool {
+// inRows tells which of r's rows index i is in, or −1.
+func inRows(r rows, i int) int {
 	for b := range r.count {
 		if at := r.first + b*r.stride; i >= at && i < at+r.width {
-			return true
+			return b
 		}
 	}
-	return false
+	return -1
 }
 
-// TestRowSums checks the unrolled sums over a channel's rows against
-// one-value-at-a-time sums for lengths around the unrolling's.
+// perRowValues returns n values, a different one for each row.
+func perRowValues[T float32 | float64](n int, first, step T) []T {
+	v := make([]T, n)
+	for i := range v {
+		v[i] = first + T(i)*step
+	}
+	return v
+}
+
+// TestRowSums checks the unrolled sums over each row against
+// one-value-at-a-time sums for lengths around the unrolling's, each row's
+// added to what its float64 held.
 func TestRowSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, w := range rowLengths {
 		for _, r := range rowSets(w) {
 			g, x := randomRow(rng, r.end()+3), randomRow(rng, r.end()+3)
-			var sum, sq, gs, gx float64
+			mean := perRowValues(r.count, 0.25, -0.5)
+			held := perRowValues(r.count, 10.0, 3)
+			sum, sq, gs, gx := append([]float64(nil), held...), append([]float64(nil), held...), append([]float64(nil), held...), append([]float64(nil), held...)
 			for i := range x {
-				if !inRows(r, i) {
+				b := inRows(r, i)
+				if b < 0 {
 					continue
 				}
-				sum += float64(x[i])
-				d := float64(x[i]) - 0.25
-				sq += d * d
-				gs += float64(g[i])
-				gx += float64(g[i]) * float64(x[i])
+				sum[b] += float64(x[i])
+				d := float64(x[i]) - mean[b]
+				sq[b] += d * d
+				gs[b] += float64(g[i])
+				gx[b] += float64(g[i]) * float64(x[i])
 			}
-			near := func(what string, got, want float64) {
-				if math.Abs(got-want) > 1e-12*max(1, math.Abs(want)) {
-					t.Errorf("rows %+v: %s %g, want %g", r, what, got, want)
+			near := func(what string, got, want []float64) {
+				t.Helper()
+				for b := range want {
+					if math.Abs(got[b]-want[b]) > 1e-12*max(1, math.Abs(want[b])) {
+						t.Errorf("rows %+v: %s of row %d %g, want %g", r, what, b, got[b], want[b])
+					}
 				}
 			}
-			near("sum64", sum64(x, r), sum)
-			near("squares64", squares64(x, r, 0.25), sq)
-			s, d := sumDot64(g, x, r)
-			near("sumDot64 sum", s, gs)
-			near("sumDot64 dot", d, gx)
+			out, dot := append([]float64(nil), held...), append([]float64(nil), held...)
+			sum64(x, r, out)
+			near("sum64", out, sum)
+			copy(out, held)
+			squares64(x, r, mean, out)
+			near("squares64", out, sq)
+			copy(out, held)
+			sumDot64(g, x, r, out, dot)
+			near("sumDot64 sum", out, gs)
+			near("sumDot64 dot", dot, gx)
 		}
 	}
 }
 
 // TestRowWrites checks the rows batch norm writes (its output, its
-// gradient through the ReLU, its input gradient) against the scalar
-// loops, and that nothing is written outside the rows, between them or
-// past the last: the assembly's bulk and the scalar tail must meet
-// exactly, and each row start where the last ended plus the stride.
+// gradient through the ReLU, its input gradient), each row with its own
+// parameters, against the scalar loops, and that nothing is written
+// outside the rows, between them or past the last: the assembly's bulk
+// and the scalar tail must meet exactly, and each row start where the
+// last ended plus the stride.
 func TestRowWrites(t *testing.T) {
 	if ok, why := rowAssembly(); !ok {
 		t.Skip(why + ": the row loops are the scalar ones this test would check them against")
@@ -89,6 +111,7 @@ func TestRowWrites(t *testing.T) {
 			size := r.end() + guard
 			x, skip, g, y := randomRow(rng, size), randomRow(rng, size), randomRow(rng, size), randomRow(rng, size)
 			buf, want := make([]float32, size), make([]float32, size)
+			scale, shift := perRowValues[float32](r.count, 1.7, 0.3), perRowValues[float32](r.count, -0.3, 0.2)
 			fill := func() {
 				for j := range buf {
 					buf[j], want[j] = 7, 7
@@ -97,7 +120,7 @@ func TestRowWrites(t *testing.T) {
 			check := func(what string, tol float64) {
 				t.Helper()
 				for j := range buf {
-					if !inRows(r, j) && buf[j] != 7 {
+					if inRows(r, j) < 0 && buf[j] != 7 {
 						t.Fatalf("rows %+v, %s: wrote %g outside the rows at %d", r, what, buf[j], j)
 					}
 					if math.Abs(float64(buf[j]-want[j])) > tol*max(1, math.Abs(float64(want[j]))) {
@@ -107,44 +130,56 @@ func TestRowWrites(t *testing.T) {
 			}
 			for _, kind := range []int{affinePlain, affineRelu, affineSkipRelu} {
 				fill()
-				affineRows(buf[:r.end()], x, skip, r, 1.7, -0.3, kind)
-				affineRowsGo(want, x, skip, r, 1.7, -0.3, kind)
+				affineRows(buf[:r.end()], x, skip, r, scale, shift, kind)
+				affineRowsGo(want, x, skip, r, scale, shift, kind)
 				// One rounding apart: the assembly fuses the multiply-add.
 				check(fmt.Sprintf("affine kind %d", kind), 1e-6)
 			}
 			fill()
-			gradXRows(buf[:r.end()], g, x, r, 0.8, 0.45, -0.2)
-			gradXRowsGo(want, g, x, r, 0.8, 0.45, -0.2)
+			gs, ga, gk := perRowValues[float32](r.count, 0.8, 0.1), perRowValues[float32](r.count, 0.45, -0.2), perRowValues[float32](r.count, -0.2, 0.3)
+			gradXRows(buf[:r.end()], g, x, r, gs, ga, gk)
+			gradXRowsGo(want, g, x, r, gs, ga, gk)
 			check("input gradient", 1e-6)
 
 			fill()
-			sum, dot := maskSumDot64(buf[:r.end()], g, y, x, r)
-			wantSum, wantDot := maskSumDotRowsGo(want, g, y, x, r)
+			sum, dot := perRowValues(r.count, 1.0, 1), perRowValues(r.count, -1.0, 2)
+			wantSum, wantDot := append([]float64(nil), sum...), append([]float64(nil), dot...)
+			maskSumDot64(buf[:r.end()], g, y, x, r, sum, dot)
+			maskSumDotRowsGo(want, g, y, x, r, wantSum, wantDot)
 			check("masked gradient", 0)
-			if math.Abs(sum-wantSum) > 1e-12*max(1, math.Abs(wantSum)) || math.Abs(dot-wantDot) > 1e-12*max(1, math.Abs(wantDot)) {
-				t.Errorf("rows %+v: masked sums %g and %g, want %g and %g", r, sum, dot, wantSum, wantDot)
+			for b := range sum {
+				if math.Abs(sum[b]-wantSum[b]) > 1e-12*max(1, math.Abs(wantSum[b])) || math.Abs(dot[b]-wantDot[b]) > 1e-12*max(1, math.Abs(wantDot[b])) {
+					t.Errorf("rows %+v: row %d's masked sums %g and %g, want %g and %g", r, b, sum[b], dot[b], wantSum[b], wantDot[b])
+				}
 			}
 		}
 	}
 }
 
-// TestRowsOutsideSlice: rows that reach past a slice are refused before
-// anything is read or written.
+// TestRowsOutsideSlice: rows that reach past a slice, or rows without a
+// place for each one's own values, are refused before anything is read
+// or written.
 func TestRowsOutsideSlice(t *testing.T) {
 	r := rows{first: 2, count: 3, width: 8, stride: 10}
-	short := make([]float32, r.end()-1)
-	full := make([]float32, r.end())
+	short, full := make([]float32, r.end()-1), make([]float32, r.end())
+	each, fewer := make([]float32, 3), make([]float32, 2)
+	sums, fewerSums := make([]float64, 3), make([]float64, 2)
 	for what, f := range map[string]func(){
-		"sum":      func() { sum64(short, r) },
-		"masked":   func() { maskSumDot64(full, full, short, full, r) },
-		"affine":   func() { affineRows(full, short, nil, r, 1, 0, affinePlain) },
-		"skip":     func() { affineRows(full, full, short, r, 1, 0, affineSkipRelu) },
-		"gradient": func() { gradXRows(short, full, full, r, 1, 0, 0) },
+		"sum":            func() { sum64(short, r, sums) },
+		"sums":           func() { sum64(full, r, fewerSums) },
+		"means":          func() { squares64(full, r, fewerSums, sums) },
+		"masked":         func() { maskSumDot64(full, full, short, full, r, sums, sums) },
+		"masked sums":    func() { maskSumDot64(full, full, full, full, r, sums, fewerSums) },
+		"affine":         func() { affineRows(full, short, nil, r, each, each, affinePlain) },
+		"affine shifts":  func() { affineRows(full, full, nil, r, each, fewer, affinePlain) },
+		"skip":           func() { affineRows(full, full, short, r, each, each, affineSkipRelu) },
+		"gradient":       func() { gradXRows(short, full, full, r, each, each, each) },
+		"gradient terms": func() { gradXRows(full, full, full, r, each, each, fewer) },
 	} {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("%s: rows to %d in a slice of %d were taken", what, r.end(), len(short))
+					t.Errorf("%s: taken", what)
 				}
 			}()
 			f()
@@ -169,7 +204,7 @@ func TestReluMask(t *testing.T) {
 	// every case (and the scalar tail some).
 	y3, g3 := append(append(y[:len(y):len(y)], y...), y...), append(append(g[:len(g):len(g)], g...), g...)
 	dst = make([]float32, len(g3))
-	maskSumDot64(dst, g3, y3, g3, rows{count: 1, width: len(dst), stride: len(dst)})
+	maskSumDot64(dst, g3, y3, g3, rows{count: 1, width: len(dst), stride: len(dst)}, make([]float64, 1), make([]float64, 1))
 	for i := range dst {
 		if dst[i] != want[i%len(want)] {
 			t.Errorf("masked sums: y %g, gradient %g: passed %g, want %g", y3[i], g3[i], dst[i], want[i%len(want)])

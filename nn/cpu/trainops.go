@@ -505,6 +505,10 @@ type bnState struct {
 	sumDy, sumDyXhat []float64
 	allDy, allDyXhat []float64
 	local, total     []float64 // reduction buffers, 2·channels + 1
+	// scale and shift are the forward pass's per channel, gradS, gradA
+	// and gradK the input gradient's (bnGradOp.Do).
+	scale, shift        []float32
+	gradS, gradA, gradK []float32
 }
 
 type bnOp struct {
@@ -576,13 +580,16 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 		op.sumDy, op.sumDyXhat = make([]float64, channels), make([]float64, channels)
 		op.allDy, op.allDyXhat = make([]float64, channels), make([]float64, channels)
 		op.local, op.total = make([]float64, 2*channels+1), make([]float64, 2*channels+1)
+		op.scale, op.shift = make([]float32, channels), make([]float32, channels)
+		op.gradS, op.gradA, op.gradK = make([]float32, channels), make([]float32, channels), make([]float32, channels)
 	}
 	op.forwards++
 	// The mean: each channel's sum and the count, over the replicas.
 	local, total := op.local[:channels+1], op.total[:channels+1]
 	parallelFor(channels, op.procs, func(_, lo, hi int) {
-		for c := lo; c < hi; c++ {
-			local[c] = sum64(x, channelRows(c, batch, channels, cells))
+		clear(local[lo:hi])
+		for b := range batch {
+			sum64(x, imageChannels(b, lo, hi, channels, cells), local[lo:hi])
 		}
 	})
 	local[channels] = float64(batch * cells)
@@ -597,14 +604,16 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 	// The variance: squares about the whole batch's mean.
 	local, total = op.local[:channels], op.total[:channels]
 	parallelFor(channels, op.procs, func(_, lo, hi int) {
-		for c := lo; c < hi; c++ {
-			local[c] = squares64(x, channelRows(c, batch, channels, cells), op.mean[c])
+		clear(local[lo:hi])
+		for b := range batch {
+			squares64(x, imageChannels(b, lo, hi, channels, cells), op.mean[lo:hi], local[lo:hi])
 		}
 	})
 	if err := op.sums.allReduce(local, total); err != nil {
 		return nil, fmt.Errorf("%s batch norm: %w", op.name, err)
 	}
 	mom, moveStats := op.momentum, op.sums.ownsStatistics()
+	kind := op.affineKind()
 	parallelFor(channels, op.procs, func(_, lo, hi int) {
 		for c := lo; c < hi; c++ {
 			mean, ss := op.mean[c], total[c]
@@ -614,25 +623,27 @@ func (op bnOp) Do(in ...G.Value) (G.Value, error) {
 				op.runningMean[c] = float32(mom*mean + (1-mom)*float64(op.runningMean[c]))
 				op.runningVar[c] = float32(mom*ss/max(n-1, 1) + (1-mom)*float64(op.runningVar[c]))
 			}
-			op.normalize(x, skip, gamma[c], beta[c], c, batch, channels, cells)
+			op.scale[c] = float32(float64(gamma[c]) * invStd)
+			op.shift[c] = beta[c] - float32(mean)*op.scale[c]
+		}
+		// The output: x scaled and shifted, plus the skip and through the
+		// ReLU where the batch norm has them.
+		for b := range batch {
+			affineRows(op.y, x, skip, imageChannels(b, lo, hi, channels, cells), op.scale[lo:hi], op.shift[lo:hi], kind)
 		}
 	})
 	return dense4(op.y, xs...), nil
 }
 
-// normalize writes channel c's output: x scaled and shifted, plus the
-// skip and through the ReLU where the batch norm has them.
-func (op bnOp) normalize(x, skip []float32, gamma, beta float32, c, batch, channels, cells int) {
-	scale := float32(float64(gamma) * op.invStd[c])
-	shift := beta - float32(op.mean[c])*scale
-	kind := affinePlain
+// affineKind is what follows the scale and shift in the output.
+func (op bnOp) affineKind() int {
 	switch {
 	case op.skip:
-		kind = affineSkipRelu
+		return affineSkipRelu
 	case op.relu:
-		kind = affineRelu
+		return affineRelu
 	}
-	affineRows(op.y, x, skip, channelRows(c, batch, channels, cells), scale, shift, kind)
+	return affinePlain
 }
 
 func (op bnOp) DiffWRT(n int) []bool {
@@ -698,16 +709,19 @@ func (op *bnGradOp) sumGradients(x, y, dy []float32, batch, channels, cells int)
 		op.grad = op.masked
 	}
 	parallelFor(channels, op.procs, func(_, lo, hi int) {
-		for c := lo; c < hi; c++ {
-			mean, invStd := op.mean[c], op.invStd[c]
-			var sumDy, sumDyX float64
-			if ch := channelRows(c, batch, channels, cells); op.relu {
-				sumDy, sumDyX = maskSumDot64(op.grad, dy, y, x, ch)
+		// sumDyXhat holds Σdy·x until the end.
+		sumDy, sumDyX := op.sumDy[lo:hi], op.sumDyXhat[lo:hi]
+		clear(sumDy)
+		clear(sumDyX)
+		for b := range batch {
+			if r := imageChannels(b, lo, hi, channels, cells); op.relu {
+				maskSumDot64(op.grad, dy, y, x, r, sumDy, sumDyX)
 			} else {
-				sumDy, sumDyX = sumDot64(dy, x, ch)
+				sumDot64(dy, x, r, sumDy, sumDyX)
 			}
-			op.sumDy[c] = sumDy
-			op.sumDyXhat[c] = (sumDyX - mean*sumDy) * invStd
+		}
+		for c := lo; c < hi; c++ {
+			op.sumDyXhat[c] = (op.sumDyXhat[c] - op.mean[c]*op.sumDy[c]) * op.invStd[c]
 		}
 	})
 	local, total := op.local[:2*channels], op.total[:2*channels]
@@ -780,9 +794,11 @@ func (op *bnGradOp) Do(in ...G.Value) (G.Value, error) {
 			// dx = scale·dy − scale·mean(dy) − scale·x̂·mean(dy·x̂), with
 			// x̂ expanded so that the loop is one multiply-add per value.
 			a := scale * op.allDyXhat[c] / n * invStd
-			k := float32(-scale*op.allDy[c]/n + a*mean)
-			s32, a32 := float32(scale), float32(a)
-			gradXRows(op.out, op.grad, x, channelRows(c, batch, channels, cells), s32, a32, k)
+			op.gradS[c], op.gradA[c] = float32(scale), float32(a)
+			op.gradK[c] = float32(-scale*op.allDy[c]/n + a*mean)
+		}
+		for b := range batch {
+			gradXRows(op.out, op.grad, x, imageChannels(b, lo, hi, channels, cells), op.gradS[lo:hi], op.gradA[lo:hi], op.gradK[lo:hi])
 		}
 	})
 	if op.which == 0 {
