@@ -1,6 +1,7 @@
 package othello
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -88,8 +89,8 @@ func BenchmarkLegalApply(b *testing.B) {
 	}
 }
 
-// BenchmarkSolve solves positions with 12 empty squares; one op is one
-// position.
+// BenchmarkSolve solves positions with 12 empty squares for their
+// margin, and with 12 and 14 for their winner; one op is one position.
 func BenchmarkSolve(b *testing.B) {
 	for _, g := range []env.Game{Othello(), Single()} {
 		b.Run(g.Name()+"/12-empties", func(b *testing.B) {
@@ -100,5 +101,16 @@ func BenchmarkSolve(b *testing.B) {
 				i++
 			}
 		})
+		// The winner alone, as the search's exact endgame asks.
+		for _, empties := range []int{12, 14} {
+			b.Run(fmt.Sprintf("%s/winner-%d-empties", g.Name(), empties), func(b *testing.B) {
+				positions := endgamePositions(g, 32, empties, 5)
+				i := 0
+				for b.Loop() {
+					positions[i%len(positions)].Solved(empties)
+					i++
+				}
+			})
+		}
 	}
 }

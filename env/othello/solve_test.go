@@ -67,6 +67,51 @@ func TestSolveExact(t *testing.T) {
 	}
 }
 
+// TestSolvedIsTheMarginsSign: the null-window search's winner is the
+// exact margin's, ties included (reversi's to White), and it leaves the
+// position as it was.
+func TestSolvedIsTheMarginsSign(t *testing.T) {
+	tests := []struct {
+		game      env.Game
+		empties   int
+		positions int
+	}{
+		{Othello(), 10, 60},
+		{Reversi(), 9, 40},
+		{Single(), 8, 40},
+	}
+	for _, tt := range tests {
+		outcomes := map[env.Player]int{}
+		for i, s := range endgamePositions(tt.game, tt.positions, tt.empties, uint64(tt.empties)+1) {
+			margin := s.SolveExact()
+			want := env.NoPlayer
+			switch {
+			case margin > 0:
+				want = s.toMove
+			case margin < 0:
+				want = s.toMove.Other()
+			case s.variant != variantOthello:
+				want = 1
+			}
+			before := *s
+			got, ok := s.Solved(tt.empties)
+			if !ok || got != want {
+				t.Fatalf("%s position %d: Solved %v (%v), want %v from the margin %d, in\n%v", tt.game.Name(), i, got, ok, want, margin, s)
+			}
+			if *s != before {
+				t.Fatalf("%s position %d: Solved changed the position", tt.game.Name(), i)
+			}
+			if _, ok := s.Solved(tt.empties - 1); ok {
+				t.Fatalf("%s position %d: solved with more empty squares than the limit", tt.game.Name(), i)
+			}
+			outcomes[got]++
+		}
+		if len(outcomes) < 2 {
+			t.Errorf("%s: every position had the same winner %v: the test tells nothing", tt.game.Name(), outcomes)
+		}
+	}
+}
+
 func TestSolveFinished(t *testing.T) {
 	// The 9-move wipeout: White, to move, has lost 0-64.
 	s, err := env.Play(Othello(), "d3;c3;b3;d2;e1;d6;d7;e3;f4")
