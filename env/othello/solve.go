@@ -68,8 +68,17 @@ func finalMargin(own, opp uint64) int {
 // more than it saves.
 const orderFromEmpties = 7
 
+// nearEmpties is the number of empty squares from which down the solver
+// tries each empty square's flips rather than first finding the moves:
+// near the end there are few squares to try, and the moves' sixteen fills
+// cost more than trying them.
+const nearEmpties = 6
+
 // solveFull is negamax with alpha-beta for reversi and othello.
 func solveFull(own, opp uint64, alpha, beta int) int {
+	if empty := ^(own | opp); bits.OnesCount64(empty) <= nearEmpties {
+		return solveNear(own, opp, empty, alpha, beta)
+	}
 	moves := moveMask(own, opp)
 	if moves == 0 {
 		if moveMask(opp, own) == 0 {
@@ -116,6 +125,39 @@ func solveFull(own, opp uint64, alpha, beta int) int {
 		}
 	}
 	return best
+}
+
+// solveNear is solveFull for a few empty squares, empty: each square's
+// flips say whether it is a move.
+func solveNear(own, opp, empty uint64, alpha, beta int) int {
+	best, moved := -Squares-1, false
+	for m := empty; m != 0; m &= m - 1 {
+		sq := bits.TrailingZeros64(m)
+		f := flips(sq, own, opp)
+		if f == 0 {
+			continue
+		}
+		moved = true
+		v := -solveNear(opp&^f, own|f|1<<sq, empty&^(1<<sq), -beta, -alpha)
+		if v > best {
+			best = v
+			if v > alpha {
+				alpha = v
+				if alpha >= beta {
+					break
+				}
+			}
+		}
+	}
+	if moved {
+		return best
+	}
+	for m := empty; m != 0; m &= m - 1 {
+		if flips(bits.TrailingZeros64(m), opp, own) != 0 {
+			return -solveNear(opp, own, empty, -beta, -alpha)
+		}
+	}
+	return finalMargin(own, opp)
 }
 
 // solveSingle is negamax with alpha-beta for reversi-single.
