@@ -215,8 +215,9 @@ type Evaluator struct {
 	wdl     []float32 // (batch, 3)
 	// pix lists the rows of the im2row path's activations, position by
 	// position (0, 1, 2, …), and pooled and poolBias are the global
-	// pooling's scratch: for the pooling bias, which finds a position's
-	// cells through it or through the direct path's pixels.
+	// pooling's scratch, a position's pooled values and bias for each of
+	// the batch: for the pooling bias, which finds a position's cells
+	// through it or through the direct path's pixels.
 	pix              []int32
 	pooled, poolBias []float32
 	// The convolutional policy head's scratch: its planes (batch·cells ×
@@ -277,8 +278,8 @@ func newEvaluator(f *nn.Folded, maxBatch int, arch directArch, direct bool) (*Ev
 		logits:   make([]float32, maxBatch*sh.actions),
 		hidden:   make([]float32, maxBatch*cfg.ValueHidden),
 		wdl:      make([]float32, maxBatch*valueOutputs),
-		pooled:   make([]float32, 2*cfg.Filters),
-		poolBias: make([]float32, cfg.Filters),
+		pooled:   make([]float32, maxBatch*2*cfg.Filters),
+		poolBias: make([]float32, maxBatch*cfg.Filters),
 	}
 	if m.policyOut != nil {
 		e.policyPlanes = make([]float32, cells*m.policyOut.out)

@@ -270,54 +270,40 @@ func (b *builder) gpoolBias(y *G.Node, d nn.DenseDesc) *G.Node {
 // of act, whose cell c of position p lies at row pix[p·cells + c] (the
 // im2row path's rows, or the direct path's padded pixels), channels
 // values a row. pooled and bias are scratch, 2·channels and channels
-// values a position.
+// values a position: every position is pooled first, so that one matrix
+// product makes all their biases.
 func gpoolBias(d *foldedDense, act []float32, pix []int32, count, cells, channels int, pooled, bias []float32) {
+	pooled, bias = pooled[:count*2*channels], bias[:count*channels]
 	for p := 0; p < count; p++ {
-		mean, most := pooled[:channels], pooled[channels:2*channels]
-		clear(mean)
-		for ch := range most {
-			most[ch] = float32(math.Inf(-1))
-		}
-		rows := pix[p*cells : (p+1)*cells]
-		for _, r := range rows {
-			row := act[int(r)*channels : (int(r)+1)*channels]
-			for ch, v := range row {
-				mean[ch] += v
-				most[ch] = max(most[ch], v)
-			}
-		}
-		for ch := range mean {
-			mean[ch] /= float32(cells)
-		}
-		sgemm(1, d.out, d.in, pooled, d.in, d.w, d.out, bias, d.out)
+		poolInto(act, pix[p*cells:(p+1)*cells], cells, channels, pooled[p*2*channels:(p+1)*2*channels])
+	}
+	sgemm(count, d.out, d.in, pooled, d.in, d.w, d.out, bias, d.out)
+	for p := 0; p < count; p++ {
+		b := bias[p*channels : (p+1)*channels]
 		for ch, v := range d.b {
-			bias[ch] += v
+			b[ch] += v
 		}
-		for _, r := range rows {
-			row := act[int(r)*channels : (int(r)+1)*channels]
-			for ch := range row {
-				row[ch] += bias[ch]
-			}
-		}
+		addRows(act, pix[p*cells:(p+1)*cells], channels, b)
 	}
 }
 
 // pool writes the mean, then the maximum, of each of the channels of the
 // rows of act (cells × channels, compact) into pooled (2·channels).
 func pool(act []float32, channels int, pooled []float32) {
+	poolInto(act, nil, len(act)/channels, channels, pooled)
+}
+
+// poolInto writes the mean, then the maximum, of each of the channels of
+// n rows of act into pooled (2·channels): the rows pix[i], or the first n
+// where pix is nil.
+func poolInto(act []float32, pix []int32, n, channels int, pooled []float32) {
 	mean, most := pooled[:channels], pooled[channels:2*channels]
 	clear(mean)
 	for ch := range most {
 		most[ch] = float32(math.Inf(-1))
 	}
-	rows := len(act) / channels
-	for r := 0; r < rows; r++ {
-		for ch, v := range act[r*channels : (r+1)*channels] {
-			mean[ch] += v
-			most[ch] = max(most[ch], v)
-		}
-	}
+	poolRows(act, pix, n, channels, mean, most)
 	for ch := range mean {
-		mean[ch] /= float32(rows)
+		mean[ch] /= float32(n)
 	}
 }
