@@ -454,7 +454,10 @@ func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, wor
 	}
 	// Each core takes a few images at a time through all three steps,
 	// so that the convolution's output is still in its cache when it is
-	// laid back out (a whole batch's is megabytes).
+	// laid back out (a whole batch's is megabytes). The cores need no
+	// barrier between the steps: an image's outputs read only its own
+	// pixels and the zero borders, and where AMX's blocks of pixels run on
+	// into another core's images, the outputs there are dropped.
 	step := max(1, trainChunkPixels/cells)
 	parallelFor(batch, workers, func(_, lo, hi int) {
 		for b0 := lo; b0 < hi; b0 += step {
