@@ -16,8 +16,9 @@ import (
 // a matrix multiply over the padded grid taken as one long row of pixels:
 // 16 consecutive pixels are 16 rows of a tile at one stride, whatever the
 // kernel offset, so nothing is gathered. The pixels of the padding and
-// between positions are computed too and thrown away (a third more work
-// on an 8×8 board), which AMX's speed pays many times over.
+// between positions are computed too and thrown away (a quarter more work
+// on an 8×8 board, its grid 9×9 with the borders shared), which AMX's
+// speed pays many times over.
 //
 // amx_amd64.s holds the kernel: a block of 32 pixels by 32 output
 // channels in four accumulator tiles, two tiles of inputs and two of
@@ -38,8 +39,10 @@ type amxTile struct {
 	// bytes.
 	cfg [64]byte
 	// in is the padded bfloat16 input; w the bf16Conv's pairs; bias,
-	// out and skip (nil: none) as for the direct kernels.
-	in, w, bias, out, skip unsafe.Pointer
+	// out and skip (nil: none) as for the direct kernels; half (nil:
+	// none) receives the outputs rounded to bfloat16 as well, the next
+	// convolution's input, laid out as in (the padded pixels only).
+	in, w, bias, out, skip, half unsafe.Pointer
 	// index holds, for each pixel of the padded grid, its index among
 	// the interior pixels, or −1 for the padding.
 	index unsafe.Pointer
@@ -80,8 +83,10 @@ func amxFits(c *bf16Conv) bool {
 }
 
 // convAMX is convBF16 on AMX (amxFits(c)): the interior pixels lo..hi-1,
-// src with at least g.halfPixels() pixels.
-func (g *directGeom) convAMX(c *bf16Conv, src []uint16, dst, skip []float32, lo, hi int, relu, compact bool) {
+// src with at least g.halfPixels() pixels. Where half is not nil (and the
+// outputs are padded) it also receives them rounded to bfloat16, as
+// roundPixelsBF16 would round them, for the next convolution.
+func (g *directGeom) convAMX(c *bf16Conv, src []uint16, dst, skip []float32, half []uint16, lo, hi int, relu, compact bool) {
 	if lo >= hi {
 		return
 	}
@@ -111,6 +116,12 @@ func (g *directGeom) convAMX(c *bf16Conv, src []uint16, dst, skip []float32, lo,
 	t.in, t.w, t.bias, t.out = unsafe.Pointer(&src[0]), unsafe.Pointer(&c.w[0]), unsafe.Pointer(&c.b[0]), unsafe.Pointer(&dst[0])
 	if skip != nil {
 		t.skip = unsafe.Pointer(&skip[0])
+	}
+	if half != nil {
+		if compact || len(half) < len(src)/c.in*c.out {
+			panic("nn: AMX convolution's bfloat16 outputs past their buffer")
+		}
+		t.half = unsafe.Pointer(&half[0])
 	}
 	t.index = unsafe.Pointer(&g.index[0])
 	if compact {

@@ -146,6 +146,14 @@ store:
 	MOVQ    amxTile_out(AX), DX
 	VMOVUPS Z3, (DX)(R9*1)
 	VMOVUPS Z4, 64(DX)(R9*1)
+	// And rounded to bfloat16, at half the offset: VCVTNE2PS2BF16 Z4,
+	// Z3, Z5 (encoded by hand) puts Z3's sixteen in Z5's low half.
+	MOVQ      amxTile_half(AX), DX
+	TESTQ     DX, DX
+	JZ        next
+	BYTE $0x62; BYTE $0xf2; BYTE $0x5f; BYTE $0x48; BYTE $0x72; BYTE $0xeb
+	SHRQ      $1, R9
+	VMOVDQU32 Z5, (DX)(R9*1)
 
 next:
 	INCQ R8

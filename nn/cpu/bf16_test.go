@@ -112,6 +112,35 @@ func testBF16Kernels(t *testing.T, arch directArch, size, filters, batch int) {
 		if nonzero < (tc.hi-tc.lo)*filters/4 {
 			t.Fatalf("%s: only %d of %d outputs nonzero: the comparison proves little", tc.name, nonzero, n*filters)
 		}
+		if g.roundsOutputs(&bc) && !tc.compact {
+			checkRoundedOutputs(t, tc.name, g, &bc, half, got, tc.skip, tc.lo, tc.hi, tc.relu, filters)
+		}
+	}
+}
+
+// checkRoundedOutputs runs c on AMX again, its outputs also rounded to
+// bfloat16: the float32 outputs are got's, the rounded ones each got's
+// rounded, at the pixels lo..hi−1 and nowhere else.
+func checkRoundedOutputs(t *testing.T, name string, g directGeom, c *bf16Conv, src []uint16, got, skip []float32, lo, hi int, relu bool, filters int) {
+	t.Helper()
+	const unwritten = 0xdead
+	rounded, again := make([]uint16, len(src)), make([]float32, len(got))
+	for i := range rounded {
+		rounded[i] = unwritten
+	}
+	g.convBF16Rounding(c, src, again, skip, rounded, lo, hi, relu)
+	written := make([]bool, len(src)/filters)
+	for _, p := range g.pix[lo:hi] {
+		written[p] = true
+	}
+	for i, r := range rounded {
+		p := i / filters
+		switch {
+		case written[p] && (again[i] != got[i] || r != toBF16(got[i])):
+			t.Fatalf("%s: pixel %d channel %d: %v rounded to %#x, want %v and %#x", name, p, i%filters, again[i], r, got[i], toBF16(got[i]))
+		case !written[p] && r != unwritten:
+			t.Fatalf("%s: pixel %d, outside the convolution's, rounded %#x", name, p, r)
+		}
 	}
 }
 

@@ -254,8 +254,9 @@ type direct struct {
 	// in, x, y, z are padded activations: the encoded input and the tower's.
 	in, x, y, z []float32
 	// half is the input of a tower convolution rounded to bfloat16,
-	// padded like x, for the bf16 kernels.
-	half []uint16
+	// padded like x, for the bf16 kernels; on AMX a convolution writes
+	// its outputs rounded into next, which becomes the next one's half.
+	half, next []uint16
 	// quant is the input of a tower convolution in bytes, padded like x,
 	// and qscale and qzero each padded pixel's scale and zero point ×
 	// scale, for the int8 kernels.
@@ -275,6 +276,9 @@ func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
 	d.z = make([]float32, n*cfg.Filters)
 	if arch.bf16 {
 		d.half = make([]uint16, d.halfPixels(maxBatch)*cfg.Filters)
+	}
+	if arch.amx {
+		d.next = make([]uint16, len(d.half))
 	}
 	if arch.int8 {
 		d.quant = make([]uint8, n*cfg.Filters)
@@ -317,12 +321,26 @@ func (d *directGeom) convBF16(c *bf16Conv, src []uint16, dst, skip []float32, lo
 	if !d.arch.bf16 {
 		panic("nn: bfloat16 convolution with the " + d.arch.name + " kernels")
 	}
-	if d.arch.amx && amxFits(c) {
-		d.convAMX(c, src, dst, skip, lo, hi, relu, compact)
+	if d.roundsOutputs(c) {
+		d.convAMX(c, src, dst, skip, nil, lo, hi, relu, compact)
 		return
 	}
 	dc := directConv{kernel: c.kernel, words: c.in / 2, inStride: int64(c.in) * 2, out: c.out, w: unsafe.Pointer(&c.w[0]), bias: c.b, prec: precBF16}
 	d.tiles(dc, unsafe.Pointer(&src[0]), dst, skip, lo, hi, relu, compact)
+}
+
+// roundsOutputs says whether c runs on AMX, whose kernel can also round
+// its outputs to bfloat16 for the next convolution (convBF16Rounding).
+func (d *directGeom) roundsOutputs(c *bf16Conv) bool { return d.arch.amx && amxFits(c) }
+
+// convBF16Rounding is convBF16 into padded outputs that also writes them,
+// rounded to bfloat16, into half: the next convolution's input, with no
+// pass of its own to round them. c must run on AMX (roundsOutputs).
+func (d *directGeom) convBF16Rounding(c *bf16Conv, src []uint16, dst, skip []float32, half []uint16, lo, hi int, relu bool) {
+	if !d.roundsOutputs(c) {
+		panic("nn: bfloat16 outputs from a convolution that is not on AMX")
+	}
+	d.convAMX(c, src, dst, skip, half, lo, hi, relu, false)
 }
 
 // directConv is a convolution as the kernels read it: a pixel's inputs

@@ -14,7 +14,7 @@ const amxBlock = 32
 
 func amxFits(*bf16Conv) bool { return false }
 
-func (g *directGeom) convAMX(*bf16Conv, []uint16, []float32, []float32, int, int, bool, bool) {
+func (g *directGeom) convAMX(*bf16Conv, []uint16, []float32, []float32, []uint16, int, int, bool, bool) {
 	panic("nn: no AMX on this architecture")
 }
 

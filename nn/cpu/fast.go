@@ -392,12 +392,17 @@ func (e *Evaluator) towerDirect(input []float32, count int) (policy, value []flo
 	d.load(input, f.shape, count)
 	d.conv(&f.stem, d.in, d.x, nil, 0, n, true, false)
 	x, y, z := d.x, d.y, d.z
+	rounded := false
 	for i := range f.blocks {
-		d.towerConv(f, i, 0, x, y, nil, n)
-		if g := f.gpool[i]; g != nil {
-			gpoolBias(g, y, d.pix, count, f.shape.cells(), f.cfg.Filters, e.pooled, e.poolBias)
+		// rounded says d.half holds the convolution's input in bfloat16,
+		// rounded by the last convolution as it wrote it: the pooling
+		// bias changes it, and the heads read float32.
+		pooling := f.gpool[i] != nil
+		rounded = d.towerConv(f, i, 0, x, y, nil, n, rounded, !pooling)
+		if pooling {
+			gpoolBias(f.gpool[i], y, d.pix, count, f.shape.cells(), f.cfg.Filters, e.pooled, e.poolBias)
 		}
-		d.towerConv(f, i, 1, y, z, x, n)
+		rounded = d.towerConv(f, i, 1, y, z, x, n, rounded, i+1 < len(f.blocks))
 		x, z = z, x
 	}
 	// The heads' outputs are compact, in buffers of their own: the
@@ -412,8 +417,11 @@ func (e *Evaluator) towerDirect(input []float32, count int) (policy, value []flo
 // into dst (padded), adding skip where it is not nil: on bytes with the
 // int8 kernels, src quantized into d.quant first (with a zero point after
 // a global pooling bias, which can make inputs negative); in bfloat16
-// with the bf16 kernels, src rounded into d.half first; else in float32.
-func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int) {
+// with the bf16 kernels, src rounded into d.half first unless rounded
+// says the last convolution left it there; else in float32. With round,
+// a convolution on AMX also leaves dst rounded in d.half for the next,
+// and says so.
+func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int, rounded, round bool) bool {
 	if blocks := f.blocksInt8; d.arch.int8 && len(blocks) > 0 {
 		c, cells := blocks[i][k], f.shape.cells()
 		signed := k == 1 && f.gpool[i] != nil
@@ -427,15 +435,23 @@ func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int) 
 		}
 		quantizePixels(q, src, d.pix[:n], cells, c.in, border, d.borderCells, signed, d.arch.byteInputs)
 		d.convInt8(c, q, signed, dst, skip, 0, n, true, false)
-		return
+		return false
 	}
 	if !d.arch.bf16 || len(f.blocksBF16) == 0 {
 		d.conv(&f.blocks[i][k], src, dst, skip, 0, n, true, false)
-		return
+		return false
 	}
 	c := &f.blocksBF16[i][k]
-	roundPixelsBF16(d.half, src, d.pix[:n], c.in)
-	d.convBF16(c, d.half, dst, skip, 0, n, true, false)
+	if !rounded {
+		roundPixelsBF16(d.half, src, d.pix[:n], c.in)
+	}
+	if !round || !d.roundsOutputs(c) {
+		d.convBF16(c, d.half, dst, skip, 0, n, true, false)
+		return false
+	}
+	d.convBF16Rounding(c, d.half, dst, skip, d.next, 0, n, true)
+	d.half, d.next = d.next, d.half
+	return true
 }
 
 // roundPixelsBF16Go rounds the channels of each pixel in pix from src
