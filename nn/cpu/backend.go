@@ -79,7 +79,9 @@ func (b backend) trainArch() (directArch, bool) {
 		return arch, true
 	}
 	arch, ok := directDefault()
-	return arch.forTraining(), ok
+	arch = arch.forTraining()
+	arch.winograd = !arch.bf16 && winogradDefault()
+	return arch, ok
 }
 
 // TrainInfo says how the backend's trainers convolve, for people.
@@ -90,6 +92,8 @@ func (b backend) TrainInfo() string {
 		return "float32 on im2col + matrix multiply"
 	case arch.bf16:
 		return "mixed precision on the " + arch.name + " kernels"
+	case arch.winograd:
+		return "float32 on the " + arch.name + " kernels, 3×3 convolutions by Winograd's F(4×4, 3×3)"
 	}
 	return "float32 on the " + arch.name + " kernels"
 }

@@ -55,6 +55,22 @@ type directTile struct {
 	scaleOff                  [6]int64
 }
 
+// block sets t's masks for a block of width output channels on arch's
+// kernels and returns its channel groups: the last group's real lanes
+// are masked (AVX-512) or flagged (AVX2).
+func (t *directTile) block(arch directArch, width int) (groups int) {
+	groups = (width + arch.lanes - 1) / arch.lanes
+	real := width - arch.lanes*(groups-1)
+	t.mask = 1<<real - 1
+	for i := range t.lanes {
+		t.lanes[i] = 0
+		if i < real {
+			t.lanes[i] = -1
+		}
+	}
+	return groups
+}
+
 // directArch is a set of kernels: a tile is pixels × up to groups groups
 // of lanes channels. A bf16 set convolves the tower's 3×3 layers on
 // bfloat16 inputs and weights (float32 sums and outputs), its other
@@ -70,6 +86,10 @@ type directArch struct {
 	bf16, amx, int8       bool
 	pairSums              bool
 	byteInputs            int
+	// winograd, on a float32 set, convolves the tower's 3×3 layers by
+	// Winograd's F(4×4, 3×3) on the set's kernels, in evaluators
+	// (winogradEval) and trainers (winogradConv).
+	winograd bool
 }
 
 var (
@@ -85,7 +105,11 @@ var (
 	// input level included) with the weights at ±127 as VNNI's: trained
 	// networks' values move less from float32's than with the weights
 	// held to ±64 and the inputs to 255 (docs/experiments.md, 2026-12-04).
-	archAVX2Int8 = directArch{name: "AVX2 int8", pixels: 4, lanes: 8, groups: 3, int8: true, pairSums: true, byteInputs: 127}
+	// The Winograd sets: the float32 sets of their width, the tower's
+	// 3×3 convolutions by Winograd (winograd.go).
+	archAVX2Winograd   = directArch{name: "AVX2 Winograd", pixels: 4, lanes: 8, groups: 3, winograd: true}
+	archAVX512Winograd = directArch{name: "AVX-512 Winograd", pixels: 6, lanes: 16, groups: 4, winograd: true}
+	archAVX2Int8       = directArch{name: "AVX2 int8", pixels: 4, lanes: 8, groups: 3, int8: true, pairSums: true, byteInputs: 127}
 )
 
 // forTraining is the kernel set a trainer convolves with when arch is
@@ -111,7 +135,8 @@ const weightSlack = 8
 func directDefault() (directArch, bool) { return directChoice(false) }
 
 // directChoice is the kernel set an evaluator convolves with: the one
-// FLIPZERO_CONV names, to compare them — avx512, avx2, avx512bf16 (where
+// FLIPZERO_CONV names, to compare them — avx512, avx2, avx2winograd,
+// avx512winograd, avx512bf16 (where
 // the CPU has AVX-512 BF16), amxbf16 (where it has AMX), avx512vnni
 // (where it has AVX-512 VNNI), avxvnni (where it has AVX-VNNI), avx2int8
 // (where it has AVX2), neon (on arm64) or im2row (none: im2row + matrix
@@ -119,12 +144,12 @@ func directDefault() (directArch, bool) { return directChoice(false) }
 // kernels of reduced precision: AMX's bfloat16 tiles, else bytes on
 // kernels as wide as its fastest float32 set's (AVX-512 VNNI: 1.8×
 // AVX-512 BF16's positions a second on Zen 4, and stronger at equal time;
-// on a CPU without AVX-512, AVX-VNNI, else AVX2's), else
-// AVX-512 BF16; else the fastest float32 set (fullBytes says when bytes
-// are taken).
+// on a CPU without AVX-512, AVX-VNNI, else AVX2's float32 by Winograd),
+// else AVX-512 BF16; else the fastest float32 set, by Winograd where
+// winogradOver says so (fullBytes says when bytes are taken).
 func directChoice(preferFast bool) (directArch, bool) {
 	floats, bf16s, int8s := directArchs(), directBF16Archs(), directInt8Archs()
-	archs := append(append(append([]directArch(nil), floats...), bf16s...), int8s...)
+	archs := append(append(append(append([]directArch(nil), floats...), bf16s...), int8s...), directWinogradArchs()...)
 	key := func(s string) string { return strings.NewReplacer("-", "", " ", "").Replace(strings.ToLower(s)) }
 	want := key(os.Getenv("FLIPZERO_CONV"))
 	if len(archs) == 0 || want == "im2row" {
@@ -135,17 +160,42 @@ func directChoice(preferFast bool) (directArch, bool) {
 			return arch, true
 		}
 	}
+	winograd, byWinograd := winogradOver(floats, int8s)
 	if preferFast {
 		switch {
 		case len(bf16s) > 0 && bf16s[0].amx:
 			return bf16s[0], true
+		case byWinograd:
+			return winograd, true
 		case len(int8s) > 0 && fullBytes(int8s[0], floats[0]):
 			return int8s[0], true
 		case len(bf16s) > 0:
 			return bf16s[0], true
 		}
 	}
+	if byWinograd {
+		return winograd, true
+	}
 	return archs[0], true
+}
+
+// winogradOver says whether evaluators take a Winograd set by default,
+// and which: on AVX2 without VNNI or AVX-512, whose float32 by Winograd
+// evaluated 1.13–1.18× its bytes' positions a second and its self-play
+// 1.16× the evaluations (YINSH blitz and Othello on a Zen 3,
+// docs/experiments.md, 2026-12-06) at float32's precision. Where the CPU
+// has VNNI or AVX-512 the bytes or float32 sets stay: Winograd's sets
+// are not measured there.
+func winogradOver(floats, int8s []directArch) (directArch, bool) {
+	if len(floats) == 0 || floats[0].name != archAVX2.name || (len(int8s) > 0 && !int8s[0].pairSums) {
+		return directArch{}, false
+	}
+	for _, w := range directWinogradArchs() {
+		if w.lanes == floats[0].lanes {
+			return w, true
+		}
+	}
+	return directArch{}, false
 }
 
 // fullBytes says whether an int8 set is self-play's default beside the
@@ -257,6 +307,8 @@ type direct struct {
 	// padded like x, for the bf16 kernels; on AMX a convolution writes
 	// its outputs rounded into next, which becomes the next one's half.
 	half, next []uint16
+	// wino, on a Winograd set, runs the tower's 3×3 convolutions.
+	wino *winogradEval
 	// quant is the input of a tower convolution in bytes, padded like x,
 	// and qscale and qzero each padded pixel's scale and zero point ×
 	// scale, for the int8 kernels.
@@ -270,6 +322,9 @@ type direct struct {
 func newDirect(arch directArch, sh shape, cfg nn.Config, maxBatch int) *direct {
 	d := &direct{directGeom: newDirectGeom(arch, sh, maxBatch)}
 	n := d.pixels(maxBatch)
+	if arch.winograd {
+		n += winogradSlack(d.padWidth)
+	}
 	d.in = make([]float32, n*sh.planes)
 	d.x = make([]float32, n*cfg.Filters)
 	d.y = make([]float32, n*cfg.Filters)
@@ -391,15 +446,7 @@ func (d *directGeom) tiles(c directConv, src unsafe.Pointer, dst, skip []float32
 	block := d.arch.lanes * d.arch.groups
 	for col := 0; col < c.out; col += block {
 		width := min(block, c.out-col)
-		groups := (width + d.arch.lanes - 1) / d.arch.lanes
-		real := width - d.arch.lanes*(groups-1)
-		t.mask = 1<<real - 1
-		for i := range t.lanes {
-			t.lanes[i] = 0
-			if i < real {
-				t.lanes[i] = -1
-			}
-		}
+		groups := t.block(d.arch, width)
 		t.w, t.bias, t.out = unsafe.Add(c.w, col*4), unsafe.Pointer(&c.bias[col]), unsafe.Pointer(&dst[col])
 		if skip != nil {
 			t.skip = unsafe.Pointer(&skip[col])
@@ -445,12 +492,25 @@ type directTrain struct {
 	out    []float32  // (batch·cells, out)
 	fc     foldedConv // the step's weights, packed for the kernels, zero bias
 	bc     bf16Conv   // fc in bfloat16 pairs, for the bfloat16 kernels
+	// wino, on a float32 set with winograd, convolves instead, from
+	// packed: the step's weights as fc.w holds them.
+	wino   *winogradConv
+	packed []float32
 }
 
 // run computes y = x ⊛ w for a batch of NCHW tensors, w packed by pack
 // into fc.w ((kernel·kernel·in, out) rows), with the batch split over at
 // most workers cores.
 func (t *directTrain) run(arch directArch, sh shape, kernel, in, out, batch, workers int, x, y []float32, pack func(dst []float32)) {
+	if arch.winograd && !arch.bf16 && winogradFits(kernel, in, out) {
+		if t.wino == nil {
+			t.wino = newWinogradConv(sh, in, out)
+			t.packed = make([]float32, kernel*kernel*in*out)
+		}
+		pack(t.packed)
+		t.wino.run(arch, t.packed, batch, workers, x, y)
+		return
+	}
 	cells := sh.cells()
 	bf16 := arch.bf16 && in%2 == 0
 	if len(t.geom.pix) != batch*cells || bf16 != (t.half != nil) {

@@ -95,6 +95,19 @@ func directArchs() []directArch {
 	return archs
 }
 
+// directWinogradArchs lists the Winograd kernel sets this CPU runs,
+// fastest first: they take the transforms' AVX2 kernels.
+func directWinogradArchs() []directArch {
+	var archs []directArch
+	if winogradKernels() {
+		if cpu.X86.HasAVX512F {
+			archs = append(archs, archAVX512Winograd)
+		}
+		archs = append(archs, archAVX2Winograd)
+	}
+	return archs
+}
+
 // directBF16Archs lists the bfloat16 kernel sets this CPU runs, fastest
 // first: AMX where the CPU has it and the system allows it, AVX-512 BF16.
 func directBF16Archs() []directArch {

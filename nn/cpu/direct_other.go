@@ -10,6 +10,8 @@ func directBF16Archs() []directArch { return nil }
 
 func directInt8Archs() []directArch { return nil }
 
+func directWinogradArchs() []directArch { return nil }
+
 const amxBlock = 32
 
 func amxFits(*bf16Conv) bool { return false }

@@ -74,36 +74,37 @@ func (d *directWeightGrad) run(arch directArch, g convGeom, batch, workers int, 
 }
 
 // tiles adds to sums (k, out) the products of cols' k rows (ld values
-// each) with dyT's ld pixels (out values each), a tile of arch.pixels
-// rows by a block of output channels at a time.
+// each) with dyT's ld pixels (out values each).
 func (d *directWeightGrad) tiles(arch directArch, k, out, ld int, cols, dyT, sums []float32) {
+	matmulDirect(arch, cols, dyT, sums, d.zeros, k, ld, out, true)
+}
+
+// matmulDirect computes c (rows, n) = a (rows, k) · b (k, n) + bias (n
+// values and slack), plus c's own values where accumulate, on arch's
+// float32 kernels: a tile of arch.pixels rows by a block of columns at a
+// time, a row of a the tile's "pixel" (one run of k inputs) and b its
+// weight rows.
+func matmulDirect(arch directArch, a, b, c, bias []float32, rows, k, n int, accumulate bool) {
 	var t directTile
-	outStride := int64(out) * 4
-	t.in = unsafe.Pointer(&cols[0])
-	t.segLen[0] = int64(ld)
-	t.ldw = outStride
+	t.in = unsafe.Pointer(&a[0])
+	t.segLen[0] = int64(k)
+	t.ldw = int64(n) * 4
 	block := arch.lanes * arch.groups
-	for col := 0; col < out; col += block {
-		width := min(block, out-col)
-		groups := (width + arch.lanes - 1) / arch.lanes
-		real := width - arch.lanes*(groups-1)
-		t.mask = 1<<real - 1
-		for i := range t.lanes {
-			t.lanes[i] = 0
-			if i < real {
-				t.lanes[i] = -1
-			}
+	for col := 0; col < n; col += block {
+		groups := t.block(arch, min(block, n-col))
+		t.w, t.bias = unsafe.Pointer(&b[col]), unsafe.Pointer(&bias[col])
+		t.out = unsafe.Pointer(&c[col])
+		if accumulate {
+			t.skip = t.out
 		}
-		t.w, t.bias = unsafe.Pointer(&dyT[col]), unsafe.Pointer(&d.zeros[col])
-		t.out, t.skip = unsafe.Pointer(&sums[col]), unsafe.Pointer(&sums[col])
-		for first := 0; first < k; first += arch.pixels {
+		for first := 0; first < rows; first += arch.pixels {
 			// A last, partial tile repeats its last row: both copies
 			// read the row's sums before either is stored, so the row
 			// gets the same sum twice, not two sums.
 			for r := range arch.pixels {
-				i := int64(min(first+r, k-1))
-				t.inOff[r] = i * int64(ld) * 4
-				t.outOff[r] = i * outStride
+				i := int64(min(first+r, rows-1))
+				t.inOff[r] = i * int64(k) * 4
+				t.outOff[r] = i * int64(n) * 4
 			}
 			directKernel(arch, groups, precFloat32, &t)
 		}

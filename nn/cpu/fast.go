@@ -290,6 +290,9 @@ func newEvaluator(f *nn.Folded, maxBatch int, arch directArch, direct bool) (*Ev
 	}
 	if direct {
 		e.d = newDirect(arch, sh, cfg, maxBatch)
+		if arch.winograd {
+			e.d.wino = newWinogradEval(arch, &e.d.directGeom, sh, m.blocks)
+		}
 		e.heads = make([]float32, (cfg.PolicyFilters+cfg.ValueFilters)*cells)
 		return e, nil
 	}
@@ -422,6 +425,10 @@ func (e *Evaluator) towerDirect(input []float32, count int) (policy, value []flo
 // a convolution on AMX also leaves dst rounded in d.half for the next,
 // and says so.
 func (d *direct) towerConv(f *model, i, k int, src, dst, skip []float32, n int, rounded, round bool) bool {
+	if d.wino != nil {
+		d.wino.conv(i, k, src, dst, skip, n/f.shape.cells())
+		return false
+	}
 	if blocks := f.blocksInt8; d.arch.int8 && len(blocks) > 0 {
 		c, cells := blocks[i][k], f.shape.cells()
 		signed := k == 1 && f.gpool[i] != nil

@@ -331,7 +331,8 @@ func TestInt8EvaluatorAgreesWithFloat32(t *testing.T) {
 // TestInt8Choice: the fast backend's evaluators take the int8 kernels
 // where the CPU has no AMX and has int8 kernels as wide as its widest
 // float32 ones that sum four products at once (AVX-512 VNNI; or,
-// without AVX-512, AVX-VNNI; not AVX2's pairs),
+// without AVX-512, AVX-VNNI; not AVX2's pairs, where float32 by Winograd
+// is faster),
 // unless FLIPZERO_CONV names another set; FLIPZERO_CONV naming an int8
 // set gives it to every evaluator; the trainer never takes them, and
 // trains on the float32 kernels of the int8 set's width.
@@ -344,7 +345,8 @@ func TestInt8Choice(t *testing.T) {
 	floats := directArchs()
 	bf16s := directBF16Archs()
 	hasAMX := len(bf16s) > 0 && bf16s[0].amx
-	wide := len(int8s) > 0 && int8s[0].lanes == floats[0].lanes
+	_, byWinograd := winogradOver(floats, int8s)
+	wide := len(int8s) > 0 && int8s[0].lanes == floats[0].lanes && !byWinograd
 	// in says whether the CPU runs a set of archs that env names.
 	in := func(archs []directArch, env string) bool {
 		for _, a := range archs {
@@ -354,12 +356,12 @@ func TestInt8Choice(t *testing.T) {
 		}
 		return false
 	}
-	for _, env := range []string{"", "avx512", "avx2", "avx512bf16", "avx512vnni", "avxvnni", "avx2int8"} {
+	for _, env := range []string{"", "avx512", "avx2", "avx2winograd", "avx512bf16", "avx512vnni", "avxvnni", "avx2int8"} {
 		t.Setenv("FLIPZERO_CONV", env)
 		for _, fast := range []bool{false, true} {
 			arch, direct := backend{fast: fast}.arch()
 			// A set the CPU lacks is not named: the default stands.
-			named := in(floats, env) || in(bf16s, env) || in(int8s, env)
+			named := in(floats, env) || in(bf16s, env) || in(int8s, env) || in(directWinogradArchs(), env)
 			want := in(int8s, env) || !named && fast && !hasAMX && wide
 			if got := direct && arch.int8; got != want {
 				t.Errorf("FLIPZERO_CONV=%q, fast %v: int8 %v (%s), want %v", env, fast, got, arch.name, want)
@@ -379,6 +381,30 @@ func TestInt8Choice(t *testing.T) {
 	for _, arch := range []directArch{archAVX512VNNI, archAVXVNNI, archAVX2Int8} {
 		if tr := arch.forTraining(); tr.int8 || tr.lanes != arch.lanes {
 			t.Errorf("%s trains on %s", arch.name, tr.name)
+		}
+	}
+}
+
+// TestWinogradOver: evaluators take float32 by Winograd by default only
+// where the fastest float32 set is AVX2's and the bytes, if any, are
+// AVX2's pairs — and only where the CPU runs the transforms.
+func TestWinogradOver(t *testing.T) {
+	runs := len(directWinogradArchs()) > 0
+	for _, c := range []struct {
+		name         string
+		floats, int8 []directArch
+		want         bool
+	}{
+		{"AVX2", []directArch{archAVX2}, []directArch{archAVX2Int8}, runs},
+		{"AVX2 without bytes", []directArch{archAVX2}, nil, runs},
+		{"AVX-VNNI", []directArch{archAVX2}, []directArch{archAVXVNNI, archAVX2Int8}, false},
+		{"AVX-512", []directArch{archAVX512, archAVX2}, []directArch{archAVX2Int8}, false},
+		{"AVX-512 VNNI", []directArch{archAVX512, archAVX2}, []directArch{archAVX512VNNI, archAVX2Int8}, false},
+		{"none", nil, nil, false},
+	} {
+		arch, ok := winogradOver(c.floats, c.int8)
+		if ok != c.want || ok && (!arch.winograd || arch.lanes != c.floats[0].lanes) {
+			t.Errorf("%s: %v (%s), want %v", c.name, ok, arch.name, c.want)
 		}
 	}
 }

@@ -44,7 +44,7 @@ func forEachSet(t *testing.T, sets []kernelSet, none string, f func(t *testing.T
 // it does not run the set.
 func (set kernelSet) skipUnlessRun(t *testing.T) {
 	t.Helper()
-	for _, a := range append(directArchs(), directInt8Archs()...) {
+	for _, a := range append(append(directArchs(), directInt8Archs()...), directWinogradArchs()...) {
 		if a.name == set.arch.name {
 			return
 		}

@@ -381,7 +381,8 @@ func (op *convInputGradOp) Do(in ...G.Value) (G.Value, error) {
 // its input and the output's gradient: Σ over images of dy·im2col(x)ᵀ,
 // each worker summing its images, then the workers' sums added; on the
 // AMX kernels (FLIPZERO_CONV=amxbf16), a 3×3 convolution's in bfloat16
-// (amxWeightGrad); on the other direct kernels, by them
+// (amxWeightGrad); where the forward pass runs by Winograd, by it
+// (winogradWeightGrad); on the other direct kernels, by them
 // (directWeightGrad); else by the BLAS.
 type convWeightGradOp struct {
 	pureOp
@@ -389,6 +390,7 @@ type convWeightGradOp struct {
 	dw  []float32
 	amx amxWeightGrad
 	dg  directWeightGrad
+	wg  winogradWeightGrad
 }
 
 func (op *convWeightGradOp) Arity() int { return 2 }
@@ -421,6 +423,10 @@ func (op *convWeightGradOp) Do(in ...G.Value) (G.Value, error) {
 	op.dw = grow(op.dw, n)
 	if op.direct() && op.kernels.amx && amxGradFits(op.kernel, op.in, op.out) {
 		op.amx.run(op.shape(), op.in, op.out, batch, op.ws.workers(), x, dy, op.dw)
+		return dense4(op.dw, op.out, op.in, op.kernel, op.kernel), nil
+	}
+	if op.direct() && op.kernels.winograd && !op.kernels.bf16 && winogradFits(op.kernel, op.in, op.out) {
+		op.wg.run(*op.kernels, op.shape(), op.in, op.out, batch, op.ws.workers(), x, dy, op.dw)
 		return dense4(op.dw, op.out, op.in, op.kernel, op.kernel), nil
 	}
 	group := op.groupImages()
