@@ -80,7 +80,7 @@ func (b backend) trainArch() (directArch, bool) {
 	}
 	arch, ok := directDefault()
 	arch = arch.forTraining()
-	arch.winograd = !arch.bf16 && winogradDefault()
+	arch.winograd = winogradTraining(arch)
 	return arch, ok
 }
 

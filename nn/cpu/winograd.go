@@ -124,15 +124,22 @@ func winogradFits(kernel, in, out int) bool {
 	return kernel == 3 && in%8 == 0 && out%8 == 0
 }
 
-// winogradDefault says whether float32 trainers convolve by Winograd:
-// where the CPU has the transforms' kernels, unless FLIPZERO_WINOGRAD is
-// off (to compare).
-func winogradDefault() bool {
+// winogradTraining says whether trainers on the float32 set arch
+// convolve by Winograd: on AVX2's set (where it was measured) or a
+// Winograd set, where the CPU runs the transforms; FLIPZERO_WINOGRAD=off
+// keeps the direct kernels, =on takes Winograd on any set (AVX-512's is
+// not measured).
+func winogradTraining(arch directArch) bool {
+	if arch.bf16 || !winogradKernels() {
+		return false
+	}
 	switch strings.ToLower(strings.TrimSpace(os.Getenv("FLIPZERO_WINOGRAD"))) {
 	case "off", "0", "false", "no":
 		return false
+	case "on", "1", "true", "yes":
+		return true
 	}
-	return winogradKernels()
+	return arch.winograd || arch.name == archAVX2.name
 }
 
 // run computes y = x ⊛ w for a batch of NCHW tensors, w packed as the

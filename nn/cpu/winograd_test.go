@@ -362,3 +362,30 @@ func TestTranspose(t *testing.T) {
 		}
 	}
 }
+
+// TestWinogradTraining: trainers take Winograd on AVX2's float32 set and
+// the Winograd sets by default, never on bfloat16, on AVX-512's only
+// when FLIPZERO_WINOGRAD=on, on none when it is off — and only where the
+// CPU runs the transforms.
+func TestWinogradTraining(t *testing.T) {
+	runs := winogradKernels()
+	for _, c := range []struct {
+		env  string
+		arch directArch
+		want bool
+	}{
+		{"", archAVX2, runs},
+		{"", archAVX2Winograd, runs},
+		{"", archAVX512, false},
+		{"", archAVX512BF16, false},
+		{"on", archAVX512, runs},
+		{"on", archAMXBF16, false},
+		{"off", archAVX2, false},
+		{"off", archAVX2Winograd, false},
+	} {
+		t.Setenv("FLIPZERO_WINOGRAD", c.env)
+		if got := winogradTraining(c.arch); got != c.want {
+			t.Errorf("FLIPZERO_WINOGRAD=%q, %s: %v, want %v", c.env, c.arch.name, got, c.want)
+		}
+	}
+}
