@@ -257,6 +257,9 @@ func (e *Evaluator) Reload(g *nn.Folded) error {
 		return fmt.Errorf("evaluator reload: a %s network of %v, the evaluator's is %s of %v", m.game.Name(), m.cfg, e.m.game.Name(), e.m.cfg)
 	}
 	e.m = m
+	if e.d != nil && e.d.wino != nil {
+		e.d.wino.load(m.blocks)
+	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/envtest"
 	"github.com/flipzero/flipzero/env/games"
+	"github.com/flipzero/flipzero/env/othello"
 )
 
 // testGame is a game and random positions of it.
@@ -170,6 +171,63 @@ func TestEvaluatorMatchesGorgonia(t *testing.T) {
 			}
 			if spread < 1e-2 {
 				t.Errorf("logits all near zero (max |logit| %g): the comparison proves nothing", spread)
+			}
+		})
+	}
+}
+
+// TestEvaluatorReload: an evaluator reloaded with another network of the
+// same shape, on each way of convolving, evaluates as one made for it —
+// whatever it keeps of a network besides the weights (Winograd's
+// transformed tower) follows.
+func TestEvaluatorReload(t *testing.T) {
+	g := othello.Othello()
+	cfg := nn.Config{Blocks: 2, Filters: 16, PolicyFilters: 2, ValueFilters: 1, ValueHidden: 8, GlobalPooling: true}
+	first, err := nn.New(g, cfg, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := nn.New(g, cfg, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	perturbBatchNorm(second, 6)
+	const count = 4
+	inputs := encodeAll(envtest.RandomPositions(g, count, 9))
+	for _, path := range convPaths() {
+		t.Run(path.name, func(t *testing.T) {
+			path.skipUnlessRun(t)
+			fresh, err := newEvaluator(second.Fold(), count, path.arch, path.direct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantLogits, wantWDL, err := fresh.Forward(inputs, count)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := newEvaluator(first.Fold(), count, path.arch, path.direct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before, _, err := ev.Forward(inputs, count)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if maxAbsDiff(before, wantLogits) < 1e-3 {
+				t.Fatal("the two networks' logits agree: the reload would prove nothing")
+			}
+			if err := ev.Reload(second.Fold()); err != nil {
+				t.Fatal(err)
+			}
+			logits, wdl, err := ev.Forward(inputs, count)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxAbsDiff(logits, wantLogits); d > 1e-5 {
+				t.Errorf("logits after Reload differ from a fresh evaluator's by %g", d)
+			}
+			if d := maxAbsDiff(wdl, wantWDL); d > 1e-5 {
+				t.Errorf("value after Reload differs from a fresh evaluator's by %g", d)
 			}
 		})
 	}

@@ -24,12 +24,12 @@ type winogradEval struct {
 	corner []int
 	offs   []int64
 	// u are the tower's convolutions' weights transformed, block by
-	// block: (36, filters, filters) each.
-	u       [][2][]float32
+	// block: (36, filters, filters) each, and bias their biases.
+	u, bias [][2][]float32
+	gk      [][]float32 // the weight transform's scratch
 	v, m    []float32
 	zeros   []float32
 	scratch []float32
-	bias    [][2][]float32
 }
 
 // winogradSlack is the pixels past a batch's padded grids that the last
@@ -66,18 +66,31 @@ func newWinogradEval(arch directArch, g *directGeom, sh shape, blocks [][2]folde
 	w.m = make([]float32, 36*rows*f)
 	w.zeros = make([]float32, f+weightSlack)
 	w.scratch = make([]float32, 36*8)
-	for _, b := range blocks {
-		var u [2][]float32
-		var bias [2][]float32
-		for k, c := range b {
-			u[k] = make([]float32, 36*f*f+weightSlack)
-			winogradWeights(u[k], c.w, f, f, [][]float32{make([]float32, 6*3*f)})
-			bias[k] = c.b
-		}
-		w.u = append(w.u, u)
-		w.bias = append(w.bias, bias)
-	}
+	w.load(blocks)
 	return w
+}
+
+// load transforms the tower's weights, blocks (out, in) alike, into u
+// and takes their biases: at construction and on every Reload, since
+// the evaluator's weights are the network's at hand, not its first.
+func (w *winogradEval) load(blocks [][2]foldedConv) {
+	f := w.filters
+	if len(w.u) != len(blocks) {
+		w.u = make([][2][]float32, len(blocks))
+		for i := range w.u {
+			for k := range w.u[i] {
+				w.u[i][k] = make([]float32, 36*f*f+weightSlack)
+			}
+		}
+		w.bias = make([][2][]float32, len(blocks))
+		w.gk = [][]float32{make([]float32, 6*3*f)}
+	}
+	for i, b := range blocks {
+		for k, c := range b {
+			winogradWeights(w.u[i][k], c.w, f, f, w.gk)
+			w.bias[i][k] = c.b
+		}
+	}
 }
 
 // conv applies convolution k of block i to count positions of src into
