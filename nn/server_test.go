@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/flipzero/flipzero/env"
 	"github.com/flipzero/flipzero/env/othello"
@@ -24,6 +25,9 @@ type multiplexed struct {
 	batches    []int
 	fail       bool
 	reloadable bool
+	// hold keeps each batch that long on the device, so that requests
+	// queue behind it however the scheduler runs the workers.
+	hold time.Duration
 }
 
 func (m *multiplexed) Pipelines() int { return 2 }
@@ -49,11 +53,12 @@ func (r reloading) Reload(f *nn.Folded) error { return r.Inference.(nn.Reloadabl
 func (r recording) Forward(in []float32, n int) ([]float32, []float32, error) {
 	r.m.mu.Lock()
 	r.m.batches = append(r.m.batches, n)
-	fail := r.m.fail
+	fail, hold := r.m.fail, r.m.hold
 	r.m.mu.Unlock()
 	if fail {
 		return nil, nil, errors.New("device lost")
 	}
+	time.Sleep(hold)
 	return r.Inference.Forward(in, n)
 }
 
@@ -64,7 +69,10 @@ func TestServerAnswersEachClientItsOwn(t *testing.T) {
 	g := othello.Othello()
 	net := nntest.Network(t, nntest.Case{Game: g, Config: nn.DefaultConfig(g)}, 1)
 	folded := net.Fold()
-	backend := &multiplexed{Backend: cpu.Backend()}
+	// A batch held on the device for 20 ms: on a loaded machine
+	// the workers' requests may otherwise never meet (a network this
+	// small evaluates in less time than a worker takes to ask again).
+	backend := &multiplexed{Backend: cpu.Backend(), hold: 20 * time.Millisecond}
 	const workers, batch = 6, 5
 	evals, err := nn.NewEvaluators(backend, folded, workers, batch)
 	if err != nil {
