@@ -2,6 +2,10 @@
 
 #include "textflag.h"
 
+// SPLAT puts the float32 whose bits are given in every lane of y (x its
+// low half); AX is clobbered.
+#define SPLAT(bits, x, y) MOVL $bits, AX; VMOVD AX, x; VBROADCASTSS x, y
+
 // BT6 is F(4×4, 3×3)'s input transform in one dimension on 8 lanes:
 // Y6..Y11 = B^T (Y0..Y5), with Y12 = 4, Y13 = 5 and Y14 = 2 in every lane;
 // Y15 is clobbered.
@@ -52,15 +56,9 @@ TEXT ·winogradInputAVX2(SB), NOSPLIT, $0-48
 	MOVQ R10, CX
 	SHRQ $3, CX
 	SHLQ $2, R10
-	MOVL $0x40800000, AX
-	VMOVD AX, X12
-	VBROADCASTSS X12, Y12
-	MOVL $0x40a00000, AX
-	VMOVD AX, X13
-	VBROADCASTSS X13, Y13
-	MOVL $0x40000000, AX
-	VMOVD AX, X14
-	VBROADCASTSS X14, Y14
+	SPLAT(0x40800000, X12, Y12)
+	SPLAT(0x40a00000, X13, Y13)
+	SPLAT(0x40000000, X14, Y14)
 
 inblock:
 	// Down each of the 6 columns: scratch[6i+j] = (B^T d)[i][j].
@@ -141,15 +139,9 @@ TEXT ·winogradOutputAVX2(SB), NOSPLIT, $0-64
 	SHRQ $3, CX
 	MOVQ R9, R10
 	IMULQ $6, R10
-	MOVL $0x40800000, AX
-	VMOVD AX, X12
-	VBROADCASTSS X12, Y12
-	MOVL $0x41000000, AX
-	VMOVD AX, X13
-	VBROADCASTSS X13, Y13
-	MOVL $0x40000000, AX
-	VMOVD AX, X14
-	VBROADCASTSS X14, Y14
+	SPLAT(0x40800000, X12, Y12)
+	SPLAT(0x41000000, X13, Y13)
+	SPLAT(0x40000000, X14, Y14)
 
 outblock:
 	// Down each of the 6 columns: scratch[6r+j] = (A^T m)[r][j].
@@ -307,12 +299,8 @@ TEXT ·winogradGradAVX2(SB), NOSPLIT, $0-48
 	MOVQ R10, CX
 	SHRQ $3, CX
 	SHLQ $2, R10
-	MOVL $0x40800000, AX
-	VMOVD AX, X12
-	VBROADCASTSS X12, Y12
-	MOVL $0x40000000, AX
-	VMOVD AX, X14
-	VBROADCASTSS X14, Y14
+	SPLAT(0x40800000, X12, Y12)
+	SPLAT(0x40000000, X14, Y14)
 
 gradblock:
 	// Down each of the 4 columns: scratch[4i+j] = (A dy)[i][j].
