@@ -197,22 +197,8 @@ func TestEvaluatorReload(t *testing.T) {
 	for _, path := range convPaths() {
 		t.Run(path.name, func(t *testing.T) {
 			path.skipUnlessRun(t)
-			fresh, err := newEvaluator(second.Fold(), count, path.arch, path.direct)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantLogits, wantWDL, err := fresh.Forward(inputs, count)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ev, err := newEvaluator(first.Fold(), count, path.arch, path.direct)
-			if err != nil {
-				t.Fatal(err)
-			}
-			before, _, err := ev.Forward(inputs, count)
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, wantLogits, wantWDL := evaluateOn(t, path, second, inputs, count)
+			ev, before, _ := evaluateOn(t, path, first, inputs, count)
 			if maxAbsDiff(before, wantLogits) < 1e-3 {
 				t.Fatal("the two networks' logits agree: the reload would prove nothing")
 			}
@@ -231,4 +217,19 @@ func TestEvaluatorReload(t *testing.T) {
 			}
 		})
 	}
+}
+
+// evaluateOn makes an evaluator of net that convolves by path and
+// returns it with its outputs for inputs.
+func evaluateOn(t *testing.T, path convPath, net *nn.Network, inputs []float32, count int) (*Evaluator, []float32, []float32) {
+	t.Helper()
+	ev, err := newEvaluator(net.Fold(), count, path.arch, path.direct)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits, wdl, err := ev.Forward(inputs, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, logits, wdl
 }
