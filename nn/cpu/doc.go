@@ -58,12 +58,12 @@
 // forward and gradients backward, and the step's weights rounded to
 // bfloat16; the sums, the weights the optimizer keeps and their gradients
 // float32), on AMX their weight gradients too (amxgrad.go). In float32
-// on AVX2's kernels the 3×3 convolutions whose channels come in eights
-// train by Winograd's F(4×4, 3×3), forward, input gradient and weight
-// gradient, their products on the same kernels (winograd.go), and on a
-// CPU with AVX2 alone (no VNNI) evaluators convolve by it too
+// on AVX2's or AVX-512's kernels the 3×3 convolutions whose channels come
+// in eights train by Winograd's F(4×4, 3×3), forward, input gradient and
+// weight gradient, their products on the same kernels (winograd.go), and
+// on a CPU with AVX2 alone (no VNNI) evaluators convolve by it too
 // (avx2winograd); FLIPZERO_WINOGRAD=off trains on the direct kernels
-// instead, =on by Winograd on AVX-512's kernels as well.
+// instead.
 //
 // Matrix multiplies run on OpenBLAS, loaded at run time without cgo
 // where libopenblas.so.0 is installed, with kernels chosen from the CPU's

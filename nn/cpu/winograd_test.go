@@ -363,10 +363,10 @@ func TestTranspose(t *testing.T) {
 	}
 }
 
-// TestWinogradTraining: trainers take Winograd on AVX2's float32 set and
-// the Winograd sets by default, never on bfloat16, on AVX-512's only
-// when FLIPZERO_WINOGRAD=on, on none when it is off — and only where the
-// CPU runs the transforms.
+// TestWinogradTraining: trainers take Winograd on AVX2's and AVX-512's
+// float32 sets and the Winograd sets by default, never on bfloat16, on
+// none when FLIPZERO_WINOGRAD=off — and only where the CPU runs the
+// transforms.
 func TestWinogradTraining(t *testing.T) {
 	runs := winogradKernels()
 	for _, c := range []struct {
@@ -376,9 +376,10 @@ func TestWinogradTraining(t *testing.T) {
 	}{
 		{"", archAVX2, runs},
 		{"", archAVX2Winograd, runs},
-		{"", archAVX512, false},
+		{"", archAVX512, runs},
 		{"", archAVX512BF16, false},
 		{"on", archAVX512, runs},
+		{"off", archAVX512, false},
 		{"on", archAMXBF16, false},
 		{"off", archAVX2, false},
 		{"off", archAVX2Winograd, false},
