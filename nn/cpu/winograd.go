@@ -125,13 +125,13 @@ func winogradFits(kernel, in, out int) bool {
 }
 
 // winogradTraining says whether trainers on the float32 set arch
-// convolve by Winograd: on AVX2's and AVX-512's float32 sets and the
-// Winograd sets, where the CPU runs the transforms. On two Zen 3 cores
-// Winograd trains 1.39–1.46× AVX2's direct kernels' samples a second, on
-// a Zen 4 core 1.66–1.75× AVX-512's (docs/experiments.md, 2026-12-06 and
-// 12-07); an Intel AVX-512 CPU without AMX is not measured.
-// FLIPZERO_WINOGRAD=off keeps the direct kernels, =on takes Winograd
-// wherever the transforms run.
+// convolve by Winograd: on every float32 set where the CPU runs the
+// transforms (AVX2's, AVX-512's and the Winograd sets), never on
+// bfloat16. On two Zen 3 cores Winograd trains 1.39–1.46× AVX2's direct
+// kernels' samples a second, on a Zen 4 core 1.66–1.75× AVX-512's
+// (docs/experiments.md, 2026-12-06 and 12-07); an Intel AVX-512 CPU
+// without AMX is not measured. FLIPZERO_WINOGRAD=off keeps the direct
+// kernels.
 func winogradTraining(arch directArch) bool {
 	if arch.bf16 || !winogradKernels() {
 		return false
@@ -139,10 +139,8 @@ func winogradTraining(arch directArch) bool {
 	switch strings.ToLower(strings.TrimSpace(os.Getenv("FLIPZERO_WINOGRAD"))) {
 	case "off", "0", "false", "no":
 		return false
-	case "on", "1", "true", "yes":
-		return true
 	}
-	return arch.winograd || arch.name == archAVX2.name || arch.name == archAVX512.name
+	return true
 }
 
 // run computes y = x ⊛ w for a batch of NCHW tensors, w packed as the
