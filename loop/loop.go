@@ -125,9 +125,11 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	// The last generation's metrics, read once: the network gating kept,
 	// the run's clock, how long its games are.
 	var last *GenerationMetrics
-	if ms, _ := ReadMetrics(run.Metrics()); len(ms) > 0 {
+	ms, _ := ReadMetrics(run.Metrics())
+	if len(ms) > 0 {
 		last = &ms[len(ms)-1]
 	}
+	checks := checkLog{history: ms}
 	if last != nil && last.Generation < gen {
 		// The checkpoint is written before the generation's arena and
 		// metrics line: a stop in between keeps its training, not its line.
@@ -269,6 +271,9 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 		}
 		logf("gen %d: %s, %d steps (step %d) policy %.3f value %.3f%s%s, %.0f s",
 			m.Generation, played, m.Steps, m.Step, m.PolicyLoss, m.ValueLoss, aux, versusBaseline(m, cfg.Arena.Playouts), m.Seconds)
+		for _, c := range checks.add(m) {
+			logf("check: %s", c.Text)
+		}
 	}
 	return nil
 }

@@ -1,7 +1,9 @@
 package loop
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 )
 
@@ -44,10 +46,24 @@ type Report struct {
 	BaselineResult  *[3]int
 	ArenaGeneration int
 	Pretrained      *Pretrained
-	// Checks are the signs of a run going wrong, one sentence each,
-	// with what to do.
-	Checks []string
+	// Checks are the signs of a run going wrong that the metrics show.
+	Checks []Check
 }
+
+// Check is one sign of a run going wrong: which sign, the generation a
+// stretch of it starts at (0 for a sign judged on the newest games), and
+// a sentence that says it and what to do.
+type Check struct {
+	Sign string
+	From int
+	Text string
+}
+
+// The signs a Report checks.
+const (
+	SignFalseResignations = "false resignations"
+	SignSlowTraining      = "slow training"
+)
 
 // ReportSpan is how many generations "the first few" and "the last few"
 // are.
@@ -169,7 +185,7 @@ func medianOf(ms []GenerationMetrics, f func(GenerationMetrics) float64) float64
 // played out at least minPlayedOut games past a resignation: a false
 // resignation teaches the value head a lost result for a position that
 // was not lost, and the no-resign games are there to count them.
-func falseResignChecks(ms []GenerationMetrics) []string {
+func falseResignChecks(ms []GenerationMetrics) []Check {
 	played, wrong, from := 0, 0, 0
 	for i := len(ms) - 1; i >= 0 && played < 10*minPlayedOut; i-- {
 		played += ms[i].NoResign
@@ -179,20 +195,20 @@ func falseResignChecks(ms []GenerationMetrics) []string {
 	if played < minPlayedOut || float64(wrong) <= falseResignShare*float64(played) {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d of the %d games played out past a resignation since generation %d were not lost by the side that would have resigned (%.0f%%, above the 5%% AlphaGo Zero allowed): lower selfplay.resign_threshold or raise resign_moves",
-		wrong, played, from, 100*float64(wrong)/float64(played))}
+	return []Check{{SignFalseResignations, 0, fmt.Sprintf("%d of the %d games played out past a resignation since generation %d were not lost by the side that would have resigned (%.0f%%, above the 5%% AlphaGo Zero allowed): lower selfplay.resign_threshold or raise resign_moves",
+		wrong, played, from, 100*float64(wrong)/float64(played))}}
 }
 
 // slowChecks names each stretch of at least slowSpan generations in a
 // row whose training ran below slowShare of the run's median rate (a
 // generation alone is that slow now and then): figures and strength from
 // those generations are not the machine's own.
-func slowChecks(ms []GenerationMetrics, median float64) []string {
+func slowChecks(ms []GenerationMetrics, median float64) []Check {
 	if median <= 0 {
 		return nil
 	}
 	slow := func(m GenerationMetrics) bool { return m.TrainS > 0 && m.TrainS < slowShare*median }
-	var checks []string
+	var checks []Check
 	for lo := 0; lo < len(ms); lo++ {
 		if !slow(ms[lo]) {
 			continue
@@ -203,10 +219,51 @@ func slowChecks(ms []GenerationMetrics, median float64) []string {
 		}
 		if hi-lo >= slowSpan {
 			rate := medianOf(ms[lo:hi], func(m GenerationMetrics) float64 { return m.TrainS })
-			checks = append(checks, fmt.Sprintf("generations %d-%d trained at %.0f samples/s, %.0f%% of the run's median %.0f: the cores were shared, throttled or another machine's, and the run's figures there are not this machine's",
-				ms[lo].Generation, ms[hi-1].Generation, rate, 100*rate/median, median))
+			checks = append(checks, Check{SignSlowTraining, ms[lo].Generation, fmt.Sprintf("generations %d-%d trained at %.0f samples/s, %.0f%% of the run's median %.0f: the cores were shared, throttled or another machine's, and the run's figures there are not this machine's",
+				ms[lo].Generation, ms[hi-1].Generation, rate, 100*rate/median, median)})
 		}
 		lo = hi
 	}
 	return checks
+}
+
+// RunChecks reads a run's metrics file and returns the sentences of its
+// checks (the run's page shows them); a file not there yet has none.
+func RunChecks(metricsPath string) ([]string, error) {
+	ms, err := ReadMetrics(metricsPath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var texts []string
+	for _, c := range NewReport(ms).Checks {
+		texts = append(texts, c.Text)
+	}
+	return texts, nil
+}
+
+// checkLog says each check once while it holds: the loop logs a check
+// when it appears, not again each generation it goes on holding.
+type checkLog struct {
+	history []GenerationMetrics
+	shown   map[[2]any]bool
+}
+
+// add takes a generation's metrics and returns the checks that appear
+// with it.
+func (l *checkLog) add(m GenerationMetrics) []Check {
+	l.history = append(l.history, m)
+	holding := map[[2]any]bool{}
+	var fresh []Check
+	for _, c := range NewReport(l.history).Checks {
+		key := [2]any{c.Sign, c.From}
+		holding[key] = true
+		if !l.shown[key] {
+			fresh = append(fresh, c)
+		}
+	}
+	l.shown = holding
+	return fresh
 }

@@ -1,6 +1,8 @@
 package loop
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,7 +44,7 @@ func TestReportSums(t *testing.T) {
 		t.Errorf("first and last: %v and %v positions a game, policy loss %v and %v", r.FirstPositionsPerGame, r.LastPositionsPerGame, r.FirstLosses[0], r.LastLosses[0])
 	}
 	if r.Pretrained == nil || len(r.Checks) != 0 {
-		t.Errorf("pretrained %v, checks %q", r.Pretrained, r.Checks)
+		t.Errorf("pretrained %v, checks %v", r.Pretrained, r.Checks)
 	}
 	if empty := NewReport(nil); empty.Generation != 0 || len(empty.Checks) != 0 {
 		t.Errorf("no metrics: %+v", empty)
@@ -64,9 +66,9 @@ func TestReportFalseResignations(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReport(generations(tc.gens, func(_ int, m *GenerationMetrics) { m.NoResign, m.FalseResign = tc.played, tc.wrong }))
-			got := len(r.Checks) == 1 && strings.Contains(r.Checks[0], "resign_threshold")
+			got := len(r.Checks) == 1 && r.Checks[0].Sign == SignFalseResignations && strings.Contains(r.Checks[0].Text, "resign_threshold")
 			if got != tc.want || (!tc.want && len(r.Checks) != 0) {
-				t.Errorf("checks %q, want a resignation check: %v", r.Checks, tc.want)
+				t.Errorf("checks %v, want a resignation check: %v", r.Checks, tc.want)
 			}
 		})
 	}
@@ -82,12 +84,12 @@ func TestReportFalseResignationsRecent(t *testing.T) {
 		}
 	})
 	if r := NewReport(ms); len(r.Checks) != 0 {
-		t.Errorf("mended early: %q", r.Checks)
+		t.Errorf("mended early: %v", r.Checks)
 	}
 	ms[99].FalseResign = 10
 	ms[98].FalseResign = 10
 	if r := NewReport(ms); len(r.Checks) != 1 {
-		t.Errorf("wrong at the end: %q", r.Checks)
+		t.Errorf("wrong at the end: %v", r.Checks)
 	}
 }
 
@@ -113,13 +115,38 @@ func TestReportSlowStretches(t *testing.T) {
 				}
 			}))
 			if len(r.Checks) != len(tc.want) {
-				t.Fatalf("checks %q, want %d", r.Checks, len(tc.want))
+				t.Fatalf("checks %v, want %d", r.Checks, len(tc.want))
 			}
 			for i, w := range tc.want {
-				if !strings.HasPrefix(r.Checks[i], w) {
-					t.Errorf("check %q, want it to start %q", r.Checks[i], w)
+				if !strings.HasPrefix(r.Checks[i].Text, w) {
+					t.Errorf("check %v, want it to start %q", r.Checks[i], w)
 				}
 			}
 		})
+	}
+}
+
+// TestCheckLog: the loop says a check when it appears, not again each
+// generation it goes on holding, and again when it comes back.
+func TestCheckLog(t *testing.T) {
+	ms := generations(60, func(i int, m *GenerationMetrics) {
+		m.NoResign = 30
+		switch {
+		case i >= 20 && i < 28: // generations 21-28 train slow
+			m.TrainS = 400
+		case i == 40 || i == 55: // false resignations, mended, then again
+			m.FalseResign = 30
+		}
+	})
+	var l checkLog
+	var said []string
+	for _, m := range ms {
+		for _, c := range l.add(m) {
+			said = append(said, fmt.Sprintf("%d %s %d", m.Generation, c.Sign, c.From))
+		}
+	}
+	want := []string{"25 slow training 21", "41 false resignations 0", "56 false resignations 0"}
+	if !slices.Equal(said, want) {
+		t.Errorf("said %q, want %q", said, want)
 	}
 }

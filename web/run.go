@@ -29,6 +29,9 @@ type Run struct {
 	summarize Summarizer
 	// Poll is how often the event stream looks for changed files.
 	Poll time.Duration
+	// Check, when set, says the signs of the run going wrong that its
+	// metrics show, and the page shows them.
+	Check Checker
 }
 
 // Games finds a game by its registry name (env/games).
@@ -40,6 +43,11 @@ type Games interface {
 // and the settings a person looks for first as name and value, or why
 // the config is not one (loop.Summary is the training loop's).
 type Summarizer func(config []byte) (game string, settings [][2]string, err error)
+
+// Checker reads a run's metrics file and says, a sentence each, the
+// signs of the run going wrong that its numbers show (loop.RunChecks is
+// the training loop's).
+type Checker func(metricsPath string) ([]string, error)
 
 // Bounds on what the page reads from a run folder, whose files may come
 // from elsewhere: a metrics file of a hundred thousand generations, the
@@ -170,6 +178,8 @@ type runView struct {
 	Status *runStatus `json:"status"`
 	// Recorded lists the newest generations whose games are kept.
 	Recorded []int `json:"recorded"`
+	// Checks are the signs of the run going wrong (Run.Check).
+	Checks []string `json:"checks"`
 	// Problems are files that could not be read, one line each.
 	Problems []string `json:"problems"`
 	Now      string   `json:"now"`
@@ -190,7 +200,7 @@ type setting struct {
 
 func (r *Run) view() runView {
 	v := runView{Run: string(r.dir), Settings: []setting{}, Metrics: []json.RawMessage{},
-		Matches: []json.RawMessage{}, Ratings: []ratingView{}, Recorded: []int{}, Problems: []string{}, Now: time.Now().UTC().Format(time.RFC3339Nano)}
+		Matches: []json.RawMessage{}, Ratings: []ratingView{}, Recorded: []int{}, Checks: []string{}, Problems: []string{}, Now: time.Now().UTC().Format(time.RFC3339Nano)}
 	problem := func(err error) { v.Problems = append(v.Problems, err.Error()) }
 	raw, err := readBounded(r.dir.Config(), maxConfigBytes)
 	if err != nil {
@@ -209,6 +219,13 @@ func (r *Run) view() runView {
 		v.Metrics, v.MetricsSkipped = ms, skipped
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		problem(err)
+	}
+	if r.Check != nil {
+		if checks, err := r.Check(r.dir.Metrics()); err != nil {
+			problem(err)
+		} else if checks != nil {
+			v.Checks = checks
+		}
 	}
 	if ms, skipped, err := readLines[matchKeys](r.dir.Matches(), maxMatchesBytes); err == nil {
 		v.MatchesTotal, v.MatchesSkipped = len(ms), skipped

@@ -287,6 +287,19 @@ func TestBrowserRunYinsh(t *testing.T) {
 	screenshot(t, ctx, "run-yinsh.png")
 }
 
+// TestBrowserRunChecks: the page shows a run's checks, apart from its
+// problems.
+func TestBrowserRunChecks(t *testing.T) {
+	ctx := browser(t)
+	openRunPage(ctx, t, slowRun(t), `#checks:not([hidden])`)
+	if got := textOf(t, ctx, "#checks"); !strings.HasPrefix(got, "Check: generations 7-12 trained at 300 samples/s") {
+		t.Errorf("checks say %q", got)
+	}
+	if hidden := evalInt(t, ctx, `document.getElementById("problems").hidden ? 1 : 0`); hidden != 1 {
+		t.Errorf("the page reports a problem: %q", textOf(t, ctx, "#problems"))
+	}
+}
+
 // TestBrowserRunBesidePlayPage: with a model too, the run page links the
 // game, and the link leads to it.
 func TestBrowserRunBesidePlayPage(t *testing.T) {

@@ -58,6 +58,7 @@ func runServer(t *testing.T, dir runfolder.Folder) *httptest.Server {
 		t.Fatal(err)
 	}
 	r.Poll = 20 * time.Millisecond
+	r.Check = loop.RunChecks
 	srv := httptest.NewServer(r.Handler())
 	// A page's event stream is open until its browser goes: end it.
 	t.Cleanup(func() {
@@ -267,10 +268,43 @@ func TestRunJustStarted(t *testing.T) {
 	}
 	raw, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	for _, want := range []string{`"metrics":[]`, `"matches":[]`, `"recorded":[]`, `"problems":[]`, `"status":null`, `"game":"tictactoe"`} {
+	for _, want := range []string{`"metrics":[]`, `"matches":[]`, `"recorded":[]`, `"checks":[]`, `"problems":[]`, `"status":null`, `"game":"tictactoe"`} {
 		if !strings.Contains(string(raw), want) {
 			t.Errorf("no %s in %s", want, raw)
 		}
+	}
+}
+
+// slowRun is a tic-tac-toe run folder whose metrics have 12 generations,
+// the last six trained at a third of the others' rate: a run whose cores
+// were shared from generation 7 on.
+func slowRun(t *testing.T) runfolder.Folder {
+	t.Helper()
+	dir := runfolder.Folder(t.TempDir())
+	if err := os.WriteFile(dir.Config(), []byte("game: tictactoe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for gen := 1; gen <= 12; gen++ {
+		m := loop.GenerationMetrics{Generation: gen, Games: 10, Positions: 50, Steps: 10, Step: 10 * gen, TrainS: 900}
+		if gen > 6 {
+			m.TrainS = 300
+		}
+		if err := loop.AppendMetrics(dir.Metrics(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestRunChecks: the page's data says the signs of a run going wrong.
+func TestRunChecks(t *testing.T) {
+	srv := runServer(t, slowRun(t))
+	var v runView
+	if code, msg := getJSON(t, srv, http.MethodGet, "/api/run", &v); code != http.StatusOK {
+		t.Fatalf("GET /api/run: %d %s", code, msg)
+	}
+	if len(v.Checks) != 1 || !strings.HasPrefix(v.Checks[0], "generations 7-12 trained at 300 samples/s") || len(v.Problems) != 0 {
+		t.Errorf("checks %q, problems %q", v.Checks, v.Problems)
 	}
 }
 

@@ -167,6 +167,6 @@ func writeReport(line func(key, format string, args ...any), r loop.Report) {
 		line("checks", "passed: false resignations within 5%% of the games played out, no stretch of slow training")
 	}
 	for _, c := range r.Checks {
-		line("check", "%s", c)
+		line("check", "%s", c.Text)
 	}
 }

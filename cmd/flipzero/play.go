@@ -157,6 +157,7 @@ func runServe(ctx context.Context, args []string, io stdio) error {
 		if err != nil {
 			return usageError{fmt.Errorf("--run: %w", err)}
 		}
+		r.Check = loop.RunChecks
 		run = r
 	}
 	var game *web.Game

@@ -492,6 +492,8 @@ function render() {
   if (run.matchesSkipped) problems.push(`${run.matchesSkipped} line(s) of matches.jsonl are not a match and were skipped`);
   $("problems").hidden = !problems.length;
   $("problems").textContent = problems.join("; ");
+  $("checks").hidden = !run.checks.length;
+  $("checks").textContent = run.checks.map((c) => "Check: " + c).join("\n");
   drawStatus();
   drawTiles();
   drawCharts(run.metrics);
@@ -635,7 +637,7 @@ document.addEventListener("keydown", (ev) => {
 
 function receive(view) {
   // Whatever the server sends, the lists the page walks are lists.
-  for (const k of ["metrics", "matches", "recorded", "problems", "settings"]) {
+  for (const k of ["metrics", "matches", "recorded", "checks", "problems", "settings"]) {
     if (!Array.isArray(view[k])) view[k] = [];
   }
   run = view;
