@@ -195,7 +195,7 @@ func falseResignChecks(ms []GenerationMetrics) []Check {
 	if played < minPlayedOut || float64(wrong) <= falseResignShare*float64(played) {
 		return nil
 	}
-	return []Check{{SignFalseResignations, 0, fmt.Sprintf("%d of the %d games played out past a resignation since generation %d were not lost by the side that would have resigned (%.0f%%, above the 5%% AlphaGo Zero allowed): lower selfplay.resign_threshold or raise resign_moves",
+	return []Check{{SignFalseResignations, 0, fmt.Sprintf("%d of the %d games played out past a resignation since generation %d were not lost by the side that would have resigned (%.0f%%, above the 5%% AlphaGo Zero allowed): stop the run, lower selfplay.resign_threshold (or raise resign_moves) in its config.yaml, and resume it",
 		wrong, played, from, 100*float64(wrong)/float64(played))}}
 }
 
