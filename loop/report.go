@@ -75,7 +75,9 @@ const ReportSpan = 10
 // it under 5%.
 const falseResignShare = 0.05
 
-// minPlayedOut is how many played-out games the share is judged on.
+// minPlayedOut is the fewest played-out games the share is judged on;
+// it is judged on the newest generations that together played out ten
+// times that many (a few dozen generations of the shipped configs).
 const minPlayedOut = 20
 
 // slowShare is how far below the run's median a generation's training
