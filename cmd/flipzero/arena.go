@@ -426,6 +426,10 @@ func startRecords(path string, resume bool, g env.Game, opts arena.ArenaOptions,
 	if err := writeRecords(path, played); err != nil {
 		return nil, err
 	}
+	if len(played) > 0 {
+		// Said before the first new game ends, which may be minutes away.
+		fmt.Fprintf(log, "flipzero arena: resuming from %s: %d of the %d games played before, %d to play\n", path, len(played), opts.Games, opts.Games-len(played))
+	}
 	return played, nil
 }
 

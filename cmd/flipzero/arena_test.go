@@ -291,6 +291,9 @@ func TestArenaResumesFromRecords(t *testing.T) {
 	if !strings.Contains(out, ": 10 games in") || !strings.Contains(out, "(4 of them played before") {
 		t.Errorf("output %q: want 10 games, 4 of them played before (resumed)", out)
 	}
+	if !strings.Contains(errOut, "resuming from "+cut+": 4 of the 10 games played before, 6 to play") {
+		t.Errorf("standard error %q: want the resumption said before the first new game", errOut)
+	}
 	if !strings.Contains(errOut, "1 line of") {
 		t.Errorf("standard error %q: want the line cut short said to be left out", errOut)
 	}
