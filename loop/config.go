@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -63,6 +64,14 @@ type TrainConfig struct {
 	// point of an hour on a machine that makes 900 steps in it and on one
 	// that makes 2,300, where steps put them where the data is.
 	LearningRate []LRStep `yaml:"learning_rate"`
+	// ScheduleMinutes, above 0, is the length of run that a schedule by
+	// minutes is written for: a run given another time limit (--minutes)
+	// has every minute of it scaled to its own, so that its drops come at
+	// the same point of its time (a two hours' schedule at 60 and 104
+	// drops at 360 and 624 in twelve hours, at 15 and 26 in half an
+	// hour). A run without a time limit keeps the minutes as written.
+	// Default 0: minutes as written whatever the limit.
+	ScheduleMinutes float64 `yaml:"schedule_minutes"`
 	// ReplayRatio is how many times each new sample is used in training
 	// on average: steps per generation = new samples × ratio / batch
 	// (default 4: KataGo's order, which keeps the network from
@@ -147,6 +156,31 @@ func (t TrainConfig) LearningRateAt(step int, minutes float64) float64 {
 		}
 	}
 	return rate
+}
+
+// FittedTo is the config with its schedule's minutes scaled from
+// ScheduleMinutes to a run of the given length (see ScheduleMinutes),
+// and a line saying so for the run's log ("" where nothing was scaled).
+// The schedule is copied: t's own is left as it was.
+func (t TrainConfig) FittedTo(limit time.Duration) (TrainConfig, string) {
+	if t.ScheduleMinutes <= 0 || limit <= 0 || len(t.LearningRate) < 2 || t.LearningRate[1].Minute == 0 {
+		return t, ""
+	}
+	scale := limit.Minutes() / t.ScheduleMinutes
+	lrs := make([]LRStep, len(t.LearningRate))
+	var b strings.Builder
+	for i, s := range t.LearningRate {
+		s.Minute *= scale
+		lrs[i] = s
+		if i == 0 {
+			fmt.Fprintf(&b, "learning rate %v", s.Rate)
+		} else {
+			fmt.Fprintf(&b, ", %v from minute %.4g", s.Rate, s.Minute)
+		}
+	}
+	t.LearningRate = lrs
+	fmt.Fprintf(&b, " (the schedule's %.4g minutes fitted to the run's %.4g)", t.ScheduleMinutes, limit.Minutes())
+	return t, b.String()
 }
 
 // Optimizer is the trainer's configuration at a training step, minutes
@@ -344,6 +378,10 @@ func (t TrainConfig) Validate() error {
 		return fmt.Errorf("min_samples: %d, must be 0 or more", t.MinSamples)
 	case !(t.AverageHalfLife >= 0 && t.AverageHalfLife <= 1e6):
 		return fmt.Errorf("average_half_life: %v, must be 0 (off) or a number of steps up to 1e6", t.AverageHalfLife)
+	case !(t.ScheduleMinutes >= 0 && t.ScheduleMinutes <= 1e6):
+		return fmt.Errorf("schedule_minutes: %v, must be 0 (off) or a number of minutes up to 1e6", t.ScheduleMinutes)
+	case t.ScheduleMinutes > 0 && len(t.LearningRate) > 1 && t.LearningRate[1].Minute == 0:
+		return fmt.Errorf("schedule_minutes: %v scales a learning_rate by minutes; this one is by steps", t.ScheduleMinutes)
 	}
 	return nil
 }

@@ -4,8 +4,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flipzero/flipzero/env/games"
 	"github.com/flipzero/flipzero/mcts"
@@ -52,6 +54,8 @@ func TestConfigErrorsNameKeyAndFile(t *testing.T) {
 		{"unknown section", "window:", "windows:", "windows"},
 		{"gumbel temperature with puct", "  temperature: 1.0", "  temperature: 1.0\n  gumbel_temperature: true", "selfplay.gumbel_temperature"},
 		{"negative half-life", "min_samples: 256", "min_samples: 256\n  average_half_life: -5", "train.average_half_life"},
+		{"negative schedule length", "min_samples: 256", "min_samples: 256\n  schedule_minutes: -120", "train.schedule_minutes"},
+		{"schedule length for steps", "min_samples: 256", "min_samples: 256\n  schedule_minutes: 120", "train.schedule_minutes"},
 	}
 	dir := t.TempDir()
 	for _, tt := range tests {
@@ -99,6 +103,45 @@ func TestLearningRateSchedule(t *testing.T) {
 		}
 		if got := tt.tc.Optimizer(tt.step, tt.minutes).LearningRate; got != tt.want {
 			t.Errorf("%s: the optimizer's rate %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestScheduleFittedToTheRun scales a schedule by minutes written for
+// two hours to the run's own limit, and leaves every other schedule, and
+// the config it was taken from, as they were.
+func TestScheduleFittedToTheRun(t *testing.T) {
+	twoHours := []LRStep{{Rate: 0.02}, {Minute: 60, Rate: 0.006}, {Minute: 104, Rate: 0.002}}
+	bySteps := []LRStep{{Rate: 0.02}, {Step: 100, Rate: 0.006}}
+	for _, tt := range []struct {
+		name            string
+		lrs             []LRStep
+		scheduleMinutes float64
+		limit           time.Duration
+		want            []float64 // the minutes of the fitted schedule's drops
+		wantLine        string
+	}{
+		{"twelve hours", twoHours, 120, 12 * time.Hour, []float64{0, 360, 624}, "0.006 from minute 360, 0.002 from minute 624 (the schedule's 120 minutes fitted to the run's 720)"},
+		{"half an hour", twoHours, 120, 30 * time.Minute, []float64{0, 15, 26}, "from minute 15,"},
+		{"its own length", twoHours, 120, 2 * time.Hour, []float64{0, 60, 104}, "fitted to the run's 120"},
+		{"no time limit", twoHours, 120, 0, []float64{0, 60, 104}, ""},
+		{"no schedule length", twoHours, 0, 12 * time.Hour, []float64{0, 60, 104}, ""},
+		{"by steps", bySteps, 120, 12 * time.Hour, []float64{0, 0}, ""},
+	} {
+		given := TrainConfig{LearningRate: slices.Clone(tt.lrs), ScheduleMinutes: tt.scheduleMinutes}
+		fitted, line := given.FittedTo(tt.limit)
+		var minutes []float64
+		for _, s := range fitted.LearningRate {
+			minutes = append(minutes, math.Round(s.Minute*1e9)/1e9)
+		}
+		if !slices.Equal(minutes, tt.want) {
+			t.Errorf("%s: drops at minutes %v, want %v", tt.name, minutes, tt.want)
+		}
+		if !slices.Equal(given.LearningRate, tt.lrs) {
+			t.Errorf("%s: fitting changed the given schedule to %v", tt.name, given.LearningRate)
+		}
+		if (line == "") != (tt.wantLine == "") || !strings.Contains(line, tt.wantLine) {
+			t.Errorf("%s: line %q, want one with %q", tt.name, line, tt.wantLine)
 		}
 	}
 }

@@ -87,6 +87,8 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	if err != nil {
 		return err
 	}
+	var fitted string // the schedule scaled to the run's time limit
+	cfg.Train, fitted = cfg.Train.FittedTo(opts.Until)
 	g, err := opts.Games.ByName(cfg.Game)
 	if err != nil {
 		return fmt.Errorf("config: game: %w", err)
@@ -119,6 +121,9 @@ func Loop(ctx context.Context, opts LoopOptions) error {
 	}
 	logf("run %s: %s, %v on %s, generation %d, step %d, %d samples in the window of %d",
 		opts.RunDir, g.Name(), trainer.Network().Config(), opts.Backend.Name(), gen, trainer.Steps(), replay.Len(), replay.Total())
+	if fitted != "" {
+		logf("%s", fitted)
+	}
 
 	// The network that plays self-play: the newest, unless gating kept an
 	// older one.

@@ -213,6 +213,50 @@ func TestLoopTimeLimitIsTheRunsClock(t *testing.T) {
 	}
 }
 
+// TestLoopFitsTheScheduleToItsTime gives a schedule by minutes written
+// for a run a million minutes long: in a run of an hour its drop at
+// minute 1 comes after 3.6 ms, before the first generation trains, and
+// the run says so; without the limit it comes at minute 1, long after.
+func TestLoopFitsTheScheduleToItsTime(t *testing.T) {
+	config := writeTinyConfig(t, "schedule_minutes: 1000000")
+	raw, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(raw), "{step: 400, rate: 0.005}\n    - {step: 800, rate: 0.001}", "{minute: 1, rate: 0.005}", 1)
+	if text == string(raw) {
+		t.Fatal("the tiny config's schedule was not replaced")
+	}
+	if err := os.WriteFile(config, []byte(strings.Replace(text, "{step: 0,", "{minute: 0,", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		until    time.Duration
+		wantRate float64
+		wantLine string
+	}{
+		{time.Hour, 0.005, "learning rate 0.02, 0.005 from minute 6e-05 (the schedule's 1e+06 minutes fitted to the run's 60)"},
+		{0, 0.02, ""},
+	} {
+		run := t.TempDir()
+		var log strings.Builder
+		opts := LoopOptions{Backend: cpu.Backend(), ConfigPath: config, RunDir: run, MaxGenerations: 1, Until: tt.until, Seed: 5, Log: &log}
+		if err := Loop(context.Background(), opts); err != nil {
+			t.Fatal(err)
+		}
+		ms, err := ReadMetrics(runfolder.Folder(run).Metrics())
+		if err != nil || len(ms) != 1 {
+			t.Fatalf("limit %v: metrics %+v, %v", tt.until, ms, err)
+		}
+		if ms[0].LR != tt.wantRate || ms[0].Step == 0 {
+			t.Errorf("limit %v: generation 1 trained %d steps at %v, want some at %v\n%s", tt.until, ms[0].Step, ms[0].LR, tt.wantRate, log.String())
+		}
+		if got := strings.Contains(log.String(), "fitted to the run's"); got != (tt.wantLine != "") || !strings.Contains(log.String(), tt.wantLine) {
+			t.Errorf("limit %v: the log should say %q:\n%s", tt.until, tt.wantLine, log.String())
+		}
+	}
+}
+
 // writeTinyConfig writes a tic-tac-toe config small enough for a fast test,
 // with trainKeys (lines such as "average_half_life: 20") added to its
 // train section.

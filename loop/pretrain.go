@@ -92,6 +92,10 @@ type PretrainOptions struct {
 	MaxDuration time.Duration
 	MaxSteps    int
 	Epochs      float64
+	// ScheduleLimit is the time limit of the run that the pretraining
+	// begins, the loop's, to which a schedule's minutes are fitted
+	// (TrainConfig.FittedTo; 0: the minutes as written).
+	ScheduleLimit time.Duration
 	// ValidationPositions is how many held-out positions are measured
 	// (0: 5,000).
 	ValidationPositions int
@@ -142,6 +146,7 @@ func Pretrain(ctx context.Context, opts PretrainOptions) error {
 	if err != nil {
 		return err
 	}
+	cfg.Train, _ = cfg.Train.FittedTo(opts.ScheduleLimit) // the loop that begins the run says how
 	g, err := opts.Games.ByName(cfg.Game)
 	if err != nil {
 		return fmt.Errorf("config: game: %w", err)

@@ -101,7 +101,7 @@ func startFromRecords(ctx context.Context, run runfolder.Folder, cfg Config, opt
 	}
 	err := Pretrain(ctx, PretrainOptions{
 		RunDir: string(run), Records: s.Records, Validation: s.Validation, ValidationFraction: fraction,
-		Smoothing: s.Smoothing, MaxDuration: limit, Epochs: epochs,
+		Smoothing: s.Smoothing, MaxDuration: limit, Epochs: epochs, ScheduleLimit: opts.Until,
 		Games: opts.Games, Backend: opts.Backend, Log: opts.Log, Progress: opts.Progress, Seed: opts.Seed,
 		Started: opts.Started,
 	})

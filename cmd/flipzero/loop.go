@@ -23,7 +23,7 @@ func runLoop(ctx context.Context, args []string, io stdio) error {
 	config := fs.String("config", "", "config file of a new run (e.g. configs/tictactoe.yaml)")
 	runDir := fs.String("run", "", "run folder: created for a new run, resumed if it exists")
 	generations := fs.Int("generations", 0, "stop after this many new generations (0: no limit)")
-	minutes := fs.Float64("minutes", 0, "stop starting generations once the run's clock reaches this many minutes: its whole time, every stop and resume and a pretraining included, so that the same command resumes a stopped run to the same end (0: no limit)")
+	minutes := fs.Float64("minutes", 0, "stop starting generations once the run's clock reaches this many minutes: its whole time, every stop and resume and a pretraining included, so that the same command resumes a stopped run to the same end; a config's train.schedule_minutes scales its learning-rate drops to it (0: no limit)")
 	seed := addSeedFlag(fs, "random seed")
 	quiet := fs.Bool("quiet", false, "no progress bars")
 	dev := addDeviceFlag(fs)
