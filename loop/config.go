@@ -163,7 +163,7 @@ func (t TrainConfig) LearningRateAt(step int, minutes float64) float64 {
 // and a line saying so for the run's log ("" where nothing was scaled).
 // The schedule is copied: t's own is left as it was.
 func (t TrainConfig) FittedTo(limit time.Duration) (TrainConfig, string) {
-	if t.ScheduleMinutes <= 0 || limit <= 0 || len(t.LearningRate) < 2 || t.LearningRate[1].Minute == 0 {
+	if t.ScheduleMinutes <= 0 || limit <= 0 || !byMinute(t.LearningRate) {
 		return t, ""
 	}
 	scale := limit.Minutes() / t.ScheduleMinutes
@@ -334,6 +334,10 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// byMinute says whether a schedule drops by minutes of the run (its
+// second entry sets a minute; validSchedule holds the rest to that).
+func byMinute(lrs []LRStep) bool { return len(lrs) > 1 && lrs[1].Minute != 0 }
+
 // validSchedule checks a learning-rate schedule: rates in (0, 10], the
 // first entry at step or minute 0, then steps or minutes (not both) in
 // increasing order.
@@ -341,13 +345,13 @@ func validSchedule(lrs []LRStep) error {
 	if len(lrs) == 0 || lrs[0].Step != 0 || lrs[0].Minute != 0 {
 		return errors.New("learning_rate: must list at least one {step, rate} or {minute, rate}, the first at 0")
 	}
-	byMinute := len(lrs) > 1 && lrs[1].Minute != 0
+	minutes := byMinute(lrs)
 	for i, lr := range lrs {
 		var ordered bool
 		switch {
 		case i == 0:
 			ordered = true
-		case byMinute:
+		case minutes:
 			ordered = lr.Step == 0 && lr.Minute > lrs[i-1].Minute && !math.IsInf(lr.Minute, 0)
 		default:
 			ordered = lr.Minute == 0 && lr.Step > lrs[i-1].Step
@@ -380,7 +384,7 @@ func (t TrainConfig) Validate() error {
 		return fmt.Errorf("average_half_life: %v, must be 0 (off) or a number of steps up to 1e6", t.AverageHalfLife)
 	case !(t.ScheduleMinutes >= 0 && t.ScheduleMinutes <= 1e6):
 		return fmt.Errorf("schedule_minutes: %v, must be 0 (off) or a number of minutes up to 1e6", t.ScheduleMinutes)
-	case t.ScheduleMinutes > 0 && len(t.LearningRate) > 1 && t.LearningRate[1].Minute == 0:
+	case t.ScheduleMinutes > 0 && len(t.LearningRate) > 1 && !byMinute(t.LearningRate):
 		return fmt.Errorf("schedule_minutes: %v scales a learning_rate by minutes; this one is by steps", t.ScheduleMinutes)
 	}
 	return nil
